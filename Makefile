@@ -1,0 +1,50 @@
+# One obvious entry per habit: `make test`, `make demo`, `make bench`, `make lint`.
+# Every target installs what is missing first (Debian packages, a .venv with the package built
+# in place), idempotently, so a fresh machine needs nothing but these commands.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+SYSTEM_BINARIES := Xvfb xdotool xrandr
+SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk
+
+.PHONY: test demo bench lint build system-deps clean
+
+system-deps:
+	@missing=0; for b in $(SYSTEM_BINARIES); do command -v $$b >/dev/null 2>&1 || missing=1; done; \
+	if [ $$missing = 1 ]; then \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		echo "installing Debian packages: $(SYSTEM_PACKAGES)"; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null; \
+	fi
+
+$(STAMP): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint]'
+	touch $(STAMP)
+
+# Rebuilds the compiled kernels whenever a .pyx/.pxd changed (setup.py skips unchanged ones).
+build: $(STAMP)
+	$(PY) setup.py -q build_ext --inplace
+
+test: system-deps build
+	$(PY) -m pytest
+
+demo: system-deps build
+	$(PY) -m mantis_fast.cli demo
+
+bench: system-deps build
+	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds \
+		--benchmark-sort=name --benchmark-group-by=group
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py
+	$(VENV)/bin/ruff format --check mantis_fast tests benchmarks setup.py
+	$(VENV)/bin/cython-lint src_cython
+
+clean:
+	rm -rf build *.egg-info mantis_fast/*.so src_cython/*.c src_cython/*.html

@@ -1,0 +1,130 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""SysV shared-memory segments exposed as writable buffers (the MIT-SHM capture target).
+
+The segment's life is tied to Python references, not to ``close()``: numpy views created
+through the buffer protocol keep it mapped, so a zero-copy frame a caller still holds can never
+point at unmapped memory. ``close()`` detaches at once when nothing borrows the memory, else as
+soon as the last borrower lets go.
+"""
+
+from cpython.buffer cimport PyBUF_WRITABLE
+from libc.errno cimport errno
+from libc.string cimport strerror
+
+cdef extern from "<sys/types.h>":
+    ctypedef int key_t
+
+cdef extern from "<sys/ipc.h>":
+    key_t IPC_PRIVATE
+    int IPC_CREAT
+    int IPC_EXCL
+    int IPC_RMID
+
+cdef extern from "<sys/shm.h>":
+    struct shmid_ds:
+        pass
+    int shmget(key_t key, size_t size, int shmflg) nogil
+    void *shmat(int shmid, const void *shmaddr, int shmflg) nogil
+    int shmdt(const void *shmaddr) nogil
+    int shmctl(int shmid, int cmd, shmid_ds *buf) nogil
+
+
+cdef inline str _os_error():
+    return strerror(errno).decode("utf-8", "replace")
+
+
+cdef class SharedSegment:
+    """A private (IPC_PRIVATE, mode 0600) SysV segment attached to this process."""
+
+    cdef readonly int shmid
+    cdef readonly Py_ssize_t size
+    cdef unsigned char *_addr
+    cdef Py_ssize_t _shape[1]
+    cdef Py_ssize_t _strides[1]
+    cdef int _exports
+    cdef bint _removed
+    cdef bint _closing
+
+    def __cinit__(self, Py_ssize_t size):
+        self.shmid = -1
+        self._addr = NULL
+        if size <= 0:
+            raise ValueError(f"segment size must be positive, got {size}")
+        self.shmid = shmget(IPC_PRIVATE, <size_t>size, IPC_CREAT | IPC_EXCL | 0o600)
+        if self.shmid < 0:
+            raise OSError(errno, f"shmget({size} bytes) failed: {_os_error()}")
+        cdef void *addr = shmat(self.shmid, NULL, 0)
+        if addr == <void *>-1:
+            err = errno
+            shmctl(self.shmid, IPC_RMID, NULL)
+            self._removed = True
+            raise OSError(err, f"shmat(shmid={self.shmid}) failed: {strerror(err).decode()}")
+        self._addr = <unsigned char *>addr
+        self.size = size
+        self._shape[0] = size
+        self._strides[0] = 1
+
+    def mark_removed(self):
+        """Mark the segment for destruction (IPC_RMID): it is freed once every attacher detached.
+
+        Call it as soon as the X server has attached too, so a crash of either side leaks nothing.
+        """
+        if not self._removed and self.shmid >= 0:
+            if shmctl(self.shmid, IPC_RMID, NULL) != 0:
+                raise OSError(errno, f"shmctl(IPC_RMID) failed: {_os_error()}")
+            self._removed = True
+
+    @property
+    def attached(self) -> bool:
+        return self._addr != NULL
+
+    @property
+    def removed(self) -> bool:
+        return self._removed
+
+    @property
+    def borrowed(self) -> int:
+        """How many buffer views (numpy arrays, memoryviews) currently borrow the memory."""
+        return self._exports
+
+    def close(self):
+        """Release the segment: now if nothing borrows it, otherwise when the last view goes."""
+        self._closing = True
+        if self._exports == 0:
+            self._detach()
+
+    cdef void _detach(self) noexcept:
+        if self._addr != NULL:
+            shmdt(self._addr)
+            self._addr = NULL
+        if not self._removed and self.shmid >= 0:
+            shmctl(self.shmid, IPC_RMID, NULL)
+            self._removed = True
+
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        if self._addr == NULL or self._closing:
+            raise ValueError("shared segment is closed")
+        buffer.buf = self._addr
+        buffer.obj = self
+        buffer.len = self.size
+        buffer.readonly = 0
+        buffer.itemsize = 1
+        buffer.format = "B"
+        buffer.ndim = 1
+        buffer.shape = self._shape
+        buffer.strides = self._strides
+        buffer.suboffsets = NULL
+        buffer.internal = NULL
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        self._exports -= 1
+        if self._closing and self._exports == 0:
+            self._detach()
+
+    def __dealloc__(self):
+        self._detach()
+
+    def __repr__(self):
+        state = "attached" if self._addr != NULL else "detached"
+        return f"<SharedSegment shmid={self.shmid} size={self.size} {state}>"
