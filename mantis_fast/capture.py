@@ -21,11 +21,11 @@ from types import TracebackType
 import numpy as np
 from Xlib import X
 from Xlib import error as xerror
-from Xlib.display import Display as XDisplay
 from Xlib.protocol import request as xrequest
 
 from . import _mitshm
 from ._shm import SharedSegment
+from ._xlib import XConnectError, open_display
 from .displays import Display, query_monitors
 from .errors import CaptureError, UnsupportedVisualError
 from .xvfb import default_display
@@ -63,8 +63,8 @@ class Capture:
         self._shm_opcode = 0
         self._closed = False
         try:
-            self._x = XDisplay(self.display_name)
-        except (xerror.DisplayError, *_CONNECTION_ERRORS) as exc:
+            self._x = open_display(self.display_name)
+        except XConnectError as exc:
             raise CaptureError(f"cannot connect to X display {self.display_name!r}: {exc}") from None
         try:
             self._root = self._x.screen().root

@@ -1,0 +1,68 @@
+"""Opening python-xlib connections safely.
+
+Two python-xlib 0.33 defects are handled here, once, for every module that talks to X:
+
+* Its protocol ``Display`` keeps the event/error code tables as *class* attributes, so every
+  connection's extensions register into one process-wide dict. Two servers whose extensions have
+  different base codes (an Xvfb with MIT-SHM and one without) then collide and the second
+  connection dies with a TypeError. Each connection gets its own copy of the core tables.
+* A failed connect leaks its sockets (a ResourceWarning later). A local display is probed with a
+  socket we close ourselves first, so an absent server is a clean error without a leak.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+
+from Xlib import error as _error
+from Xlib.display import Display as XDisplay
+from Xlib.protocol import display as _protocol_display
+from Xlib.protocol import event as _event
+
+__all__ = ["XConnectError", "open_display"]
+
+_original_init = _protocol_display.Display.__init__
+
+
+def _init_with_private_tables(self, *args, **kwargs):
+    self.event_classes = _event.event_class.copy()
+    self.error_classes = _error.xerror_class.copy()
+    _original_init(self, *args, **kwargs)
+
+
+if not getattr(_protocol_display.Display.__init__, "_private_tables", False):
+    _init_with_private_tables._private_tables = True  # type: ignore[attr-defined]
+    _protocol_display.Display.__init__ = _init_with_private_tables
+
+_LOCAL_NAME = re.compile(r"^(?:unix)?:(\d+)(?:\.\d+)?$")
+
+
+class XConnectError(OSError):
+    """No X server answers at that display name."""
+
+
+def _local_server_listening(number: int) -> bool:
+    path = f"/tmp/.X11-unix/X{number}"
+    for address in ("\0" + path, path):  # Linux abstract socket first, as libxcb does
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.settimeout(2.0)
+            probe.connect(address)
+            return True
+        except OSError:
+            continue
+        finally:
+            probe.close()
+    return False
+
+
+def open_display(name: str) -> XDisplay:
+    """Connect to X display ``name``; XConnectError names it when nothing answers."""
+    local = _LOCAL_NAME.match(name)
+    if local and not _local_server_listening(int(local.group(1))):
+        raise XConnectError(f"no X server is listening on display {name!r}")
+    try:
+        return XDisplay(name)
+    except (_error.DisplayError, _error.ConnectionClosedError, OSError) as exc:
+        raise XConnectError(f"cannot open X display {name!r}: {exc}") from None

@@ -1,0 +1,97 @@
+"""Drop-ins give pixel-identical results to the real mss and PIL.ImageGrab on the same screen."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageGrab
+
+from mantis_fast.compat import imagegrab
+from mantis_fast.compat.mss import MSS, ScreenShotError
+from mantis_fast.xvfb import Xvfb
+
+from .xpaint import draw_text, paint_root, test_pattern
+
+mss = pytest.importorskip("mss")
+
+
+@pytest.fixture(scope="module")
+def screen(xvfb: Xvfb) -> Xvfb:
+    image = test_pattern(1920, 1080, seed=11)
+    image[:, :, 3] = np.arange(1920, dtype=np.uint32)[None, :] % 256  # a non-trivial padding byte
+    paint_root(xvfb.display, image)
+    draw_text(xvfb.display, 300, 400, "The quick brown fox 0123456789 []{}", 0x20C040)
+    return xvfb
+
+
+REGIONS = [
+    {"left": 0, "top": 0, "width": 1920, "height": 1080},
+    {"left": 290, "top": 380, "width": 400, "height": 40},
+    {"left": 1919, "top": 0, "width": 1, "height": 1080},
+    (100, 200, 740, 680),
+]
+
+
+@pytest.mark.parametrize("region", REGIONS, ids=str)
+def test_mss_screenshot_is_identical(screen: Xvfb, region) -> None:
+    with mss.MSS(display=screen.display) as real, MSS(display=screen.display) as ours:
+        expected, got = real.grab(region), ours.grab(region)
+    assert got.raw == expected.raw
+    assert got.bgra == expected.bgra
+    assert got.rgb == expected.rgb
+    assert (got.size, got.pos) == (expected.size, expected.pos)
+    assert (got.width, got.height, got.left, got.top) == (
+        expected.width,
+        expected.height,
+        expected.left,
+        expected.top,
+    )
+    for x, y in ((0, 0), (got.width - 1, got.height - 1), (got.width // 2, got.height // 3)):
+        assert got.pixel(x, y) == expected.pixel(x, y)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+    assert repr(got) == repr(expected)
+
+
+def test_mss_pixels_and_monitors(screen: Xvfb) -> None:
+    region = {"left": 10, "top": 20, "width": 7, "height": 5}
+    with mss.MSS(display=screen.display) as real, MSS(display=screen.display) as ours:
+        geometry = ("left", "top", "width", "height")
+        assert [{k: m[k] for k in geometry} for m in ours.monitors] == [
+            {k: m[k] for k in geometry} for m in real.monitors
+        ]
+        assert ours.monitors[1]["output"] == real.monitors[1]["output"] == "screen"
+        assert ours.monitors[1]["is_primary"]  # the only monitor is the primary one
+        assert [list(row) for row in ours.grab(region).pixels] == [
+            list(row) for row in real.grab(region).pixels
+        ]
+
+
+def test_mss_errors(screen: Xvfb) -> None:
+    with MSS(display=screen.display) as ours:
+        shot = ours.grab({"left": 0, "top": 0, "width": 4, "height": 4})
+        with pytest.raises(ScreenShotError, match="out of range"):
+            shot.pixel(4, 0)
+        with pytest.raises(ValueError, match="lacks the key 'width'"):
+            ours.grab({"left": 0, "top": 0, "height": 4})
+        with pytest.raises(ValueError, match="outside the screen bounds"):
+            ours.grab({"left": 0, "top": 0, "width": 4000, "height": 4})
+        with pytest.raises(TypeError, match="dict or a 4-tuple, got list"):
+            ours.grab([0, 0, 4, 4])
+    with pytest.raises(ValueError, match="with_cursor"):
+        MSS(display=screen.display, with_cursor=True)
+
+
+@pytest.mark.parametrize("bbox", [None, (0, 0, 1, 1), (290, 380, 690, 420), (1000, 500, 1920, 1080)])
+def test_imagegrab_is_identical(screen: Xvfb, bbox) -> None:
+    expected = ImageGrab.grab(bbox=bbox, xdisplay=screen.display)
+    got = imagegrab.grab(bbox=bbox, xdisplay=screen.display)
+    assert isinstance(got, Image.Image)
+    assert (got.mode, got.size) == (expected.mode, expected.size)
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_imagegrab_bad_bbox(screen: Xvfb) -> None:
+    with pytest.raises(ValueError, match="bbox must be"):
+        imagegrab.grab(bbox=(1, 2, 3), xdisplay=screen.display)
+    with pytest.raises(ValueError, match="non-positive"):
+        imagegrab.grab(bbox=(10, 10, 5, 20), xdisplay=screen.display)
