@@ -44,7 +44,7 @@ bench: system-deps build
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py
 	$(VENV)/bin/ruff format --check mantis_fast tests benchmarks setup.py
-	$(VENV)/bin/cython-lint src_cython
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint src_cython/*.pyx
 
 clean:
 	rm -rf build *.egg-info mantis_fast/*.so src_cython/*.c src_cython/*.html

@@ -25,7 +25,10 @@ def xvfb() -> Iterator[Xvfb]:
 
 @pytest.fixture
 def fresh_xvfb(request: pytest.FixtureRequest) -> Iterator[Xvfb]:
-    """A private Xvfb; size via ``@pytest.mark.parametrize("fresh_xvfb", [(w, h)], indirect=True)``."""
+    """A private Xvfb of its own size.
+
+    Size it with ``@pytest.mark.parametrize("fresh_xvfb", [(w, h)], indirect=True)``.
+    """
     size = getattr(request, "param", (1280, 720))
     with Xvfb(size=size, depth=24) as server:
         yield server

@@ -32,7 +32,9 @@ def openmp_flags() -> list[str]:
     try:
         probe = os.path.join(tmp, "probe.c")
         with open(probe, "w") as f:
-            f.write("#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
+            f.write(
+                "#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n"
+            )
         objects = compiler.compile([probe], output_dir=tmp, extra_postargs=["-fopenmp"])
         compiler.link_executable(objects, os.path.join(tmp, "probe"), extra_postargs=["-fopenmp"])
         return ["-fopenmp"]

@@ -12,6 +12,7 @@ but a zero-copy view is overwritten by the next grab from *any* thread. Give eac
 
 from __future__ import annotations
 
+import contextlib
 import select
 import threading
 import time
@@ -65,7 +66,9 @@ class Capture:
         try:
             self._x = open_display(self.display_name)
         except XConnectError as exc:
-            raise CaptureError(f"cannot connect to X display {self.display_name!r}: {exc}") from None
+            raise CaptureError(
+                f"cannot connect to X display {self.display_name!r}: {exc}"
+            ) from None
         try:
             self._root = self._x.screen().root
             self._check_visual()
@@ -88,7 +91,12 @@ class Capture:
         info = self._x.display.info
         bpp = next((f.bits_per_pixel for f in info.pixmap_formats if f.depth == depth), None)
         visual = next(
-            (v for d in screen.allowed_depths for v in d.visuals if v.visual_id == screen.root_visual),
+            (
+                v
+                for d in screen.allowed_depths
+                for v in d.visuals
+                if v.visual_id == screen.root_visual
+            ),
             None,
         )
         masks = (visual.red_mask, visual.green_mask, visual.blue_mask) if visual else None
@@ -125,7 +133,10 @@ class Capture:
         self.shm_version = (version.major_version, version.minor_version)
         reason = self._attach_segment()
         if reason is None:
-            self.backend, self.backend_reason = "xshm", f"MIT-SHM {self.shm_version[0]}.{self.shm_version[1]}"
+            self.backend, self.backend_reason = (
+                "xshm",
+                f"MIT-SHM {self.shm_version[0]}.{self.shm_version[1]}",
+            )
         else:
             self.backend_reason = reason
 
@@ -295,9 +306,8 @@ class Capture:
         if width <= 0 or height <= 0:
             raise ValueError(f"region {region!r} has a non-positive width or height")
         if x < 0 or y < 0 or x + width > self._width or y + height > self._height:
-            raise ValueError(
-                f"region {region!r} is outside the screen bounds (0, 0, {self._width}, {self._height})"
-            )
+            bounds = (0, 0, self._width, self._height)
+            raise ValueError(f"region {region!r} is outside the screen bounds {bounds}")
         return x, y, width, height
 
     # -- resize -----------------------------------------------------------------------------
@@ -307,14 +317,19 @@ class Capture:
         resized = False
         while queue:
             event = self._x.next_event()
-            if event.type == X.ConfigureNotify and event.window == self._root:
-                if (event.width, event.height) != (self._width, self._height):
-                    self._resize_to(event.width, event.height)
-                    resized = True
+            if (
+                event.type == X.ConfigureNotify
+                and event.window == self._root
+                and (event.width, event.height) != (self._width, self._height)
+            ):
+                self._resize_to(event.width, event.height)
+                resized = True
         return resized
 
     def _query_size(self) -> tuple[int, int]:
-        geometry = self._wait(xrequest.GetGeometry(display=self._x.display, defer=True, drawable=self._root))
+        geometry = self._wait(
+            xrequest.GetGeometry(display=self._x.display, defer=True, drawable=self._root)
+        )
         return geometry.width, geometry.height
 
     def _resize_to(self, width: int, height: int) -> None:
@@ -353,10 +368,8 @@ class Capture:
         if x is None:
             return
         self._detach_segment()
-        try:
+        with contextlib.suppress(*_CONNECTION_ERRORS):
             x.close()
-        except _CONNECTION_ERRORS:
-            pass
 
     def __enter__(self) -> Capture:
         return self

@@ -54,7 +54,9 @@ class Xvfb:
             raise XvfbError(f"Xvfb already running on {self.display}")
         binary = shutil.which("Xvfb")
         if binary is None:
-            raise XvfbError("Xvfb is not installed (Debian package 'xvfb'); `make test` installs it")
+            raise XvfbError(
+                "Xvfb is not installed (Debian package 'xvfb'); `make test` installs it"
+            )
         read_fd, write_fd = os.pipe()
         width, height = self.size
         argv = [
@@ -101,7 +103,11 @@ class Xvfb:
             chunk = os.read(read_fd, 64)
             if not chunk:  # pipe closed: the server died before it was ready
                 self._process.wait(timeout=5)
-                stderr = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
+                stderr = (
+                    self._process.stderr.read().decode(errors="replace")
+                    if self._process.stderr
+                    else ""
+                )
                 raise XvfbError(
                     f"Xvfb exited with status {self._process.returncode} before it was ready: "
                     f"{stderr.strip()[-500:]}"

@@ -7,7 +7,6 @@ point at unmapped memory. ``close()`` detaches at once when nothing borrows the 
 soon as the last borrower lets go.
 """
 
-from cpython.buffer cimport PyBUF_WRITABLE
 from libc.errno cimport errno
 from libc.string cimport strerror
 

@@ -31,7 +31,11 @@ def shm_segments() -> set[int]:
     ids = set()
     for line in out.splitlines():
         fields = line.split()
-        if len(fields) >= 6 and fields[0].startswith("0x") and fields[2] == os.environ.get("USER", "root"):
+        if (
+            len(fields) >= 6
+            and fields[0].startswith("0x")
+            and fields[2] == os.environ.get("USER", "root")
+        ):
             ids.add(int(fields[1]))
     return ids
 
@@ -51,10 +55,19 @@ def test_full_grab_is_exact(xvfb: Xvfb, painted: np.ndarray) -> None:
 
 @pytest.mark.parametrize(
     "region",
-    [(0, 0, 1, 1), (0, 0, 640, 480), (1, 2, 3, 4), (1919, 1079, 1, 1), (100, 900, 1820, 180), (0, 0, 1920, 1080)],
+    [
+        (0, 0, 1, 1),
+        (0, 0, 640, 480),
+        (1, 2, 3, 4),
+        (1919, 1079, 1, 1),
+        (100, 900, 1820, 180),
+        (0, 0, 1920, 1080),
+    ],
 )
 @pytest.mark.parametrize("use_shm", [True, False])
-def test_region_equals_slice_of_full_frame(xvfb: Xvfb, painted: np.ndarray, region, use_shm) -> None:
+def test_region_equals_slice_of_full_frame(
+    xvfb: Xvfb, painted: np.ndarray, region, use_shm
+) -> None:
     with Capture(xvfb.display, use_shm=use_shm) as cap:
         full = cap.grab(copy=True)
         x, y, w, h = region
@@ -138,7 +151,20 @@ def xrandr(server: Xvfb, *args: str) -> None:
 def test_root_resize_is_followed(use_shm: bool) -> None:
     with Xvfb(size=(800, 600)) as server, Capture(server.display, use_shm=use_shm) as cap:
         assert cap.grab().shape == (600, 800, 4)
-        xrandr(server, "--newmode", "640x480_t", "25", "640", "656", "752", "800", "480", "490", "492", "525")
+        xrandr(
+            server,
+            "--newmode",
+            "640x480_t",
+            "25",
+            "640",
+            "656",
+            "752",
+            "800",
+            "480",
+            "490",
+            "492",
+            "525",
+        )
         xrandr(server, "--addmode", "screen", "640x480_t")
         xrandr(server, "--output", "screen", "--mode", "640x480_t", "--fb", "640x480")
         paint_root(server.display, test_pattern(640, 480, seed=4))
@@ -167,7 +193,9 @@ def test_monitors_and_grab_display_on_a_two_monitor_rig(fresh_xvfb: Xvfb) -> Non
         right = cap.grab_display(1)
         np.testing.assert_array_equal(right[:, :, :3], image[:, 1920:, :3])
         np.testing.assert_array_equal(cap.grab_display(0)[:, :, :3], image[:, :1920, :3])
-        with pytest.raises(ValueError, match="unknown display id 7; this screen has displays \\[0, 1\\]"):
+        with pytest.raises(
+            ValueError, match="unknown display id 7; this screen has displays \\[0, 1\\]"
+        ):
             cap.grab_display(7)
 
 
@@ -210,7 +238,7 @@ def test_killed_server_gives_capture_error_not_a_hang() -> None:
     cap.grab()
     os.kill(server.pid, signal.SIGKILL)
     started = time.monotonic()
-    with pytest.raises(CaptureError, match="gone|did not answer"):
+    with pytest.raises(CaptureError, match=r"gone|did not answer"):
         for _ in range(3):
             cap.grab()
     assert time.monotonic() - started < 5
@@ -225,7 +253,7 @@ def test_hung_server_gives_capture_error_after_timeout() -> None:
         os.kill(server.pid, signal.SIGSTOP)
         try:
             started = time.monotonic()
-            with pytest.raises(CaptureError, match="did not answer within 0.5s"):
+            with pytest.raises(CaptureError, match=r"did not answer within 0\.5s"):
                 cap.grab()
             assert time.monotonic() - started < 3
         finally:
@@ -243,6 +271,8 @@ def test_unreachable_display_and_bad_arguments() -> None:
 
 
 def test_unsupported_visual_is_named() -> None:
-    with Xvfb(size=(64, 64), depth=16) as server:
-        with pytest.raises(UnsupportedVisualError, match="depth 16 \\(need 24 or 32\\)"):
-            Capture(server.display)
+    with (
+        Xvfb(size=(64, 64), depth=16) as server,
+        pytest.raises(UnsupportedVisualError, match="depth 16 \\(need 24 or 32\\)"),
+    ):
+        Capture(server.display)

@@ -81,7 +81,9 @@ def test_mss_errors(screen: Xvfb) -> None:
         MSS(display=screen.display, with_cursor=True)
 
 
-@pytest.mark.parametrize("bbox", [None, (0, 0, 1, 1), (290, 380, 690, 420), (1000, 500, 1920, 1080)])
+@pytest.mark.parametrize(
+    "bbox", [None, (0, 0, 1, 1), (290, 380, 690, 420), (1000, 500, 1920, 1080)]
+)
 def test_imagegrab_is_identical(screen: Xvfb, bbox) -> None:
     expected = ImageGrab.grab(bbox=bbox, xdisplay=screen.display)
     got = imagegrab.grab(bbox=bbox, xdisplay=screen.display)

@@ -3,8 +3,9 @@
 Replace ``from mss import MSS`` (or ``mss.mss()``) with ``from mantis_fast.compat.mss import MSS``:
 ``monitors`` (index 0 = the bounding box of all monitors, 1.. = each monitor) and
 ``grab(monitor_dict | (left, top, right, bottom))`` returning a ``ScreenShot`` with the same
-attributes as mss's. Monitor dicts carry mss 10's ``is_primary`` and ``output`` keys; where RandR
-marks no monitor primary, the first one is (mss then says False everywhere). Pixels are byte-identical to mss's (both read the server's ZPixmap bytes).
+attributes as mss's. Pixels are byte-identical to mss's (both read the server's ZPixmap bytes).
+Monitor dicts carry mss 10's ``is_primary`` and ``output`` keys; where RandR marks no monitor
+primary, the first one is (mss then says False everywhere).
 Like mss, each ScreenShot owns its pixels; for zero-copy frames use ``mantis_fast.Capture``.
 """
 
@@ -133,7 +134,7 @@ class MSS:
         return self._monitors
 
     def grab(self, monitor: Mapping[str, int] | tuple[int, int, int, int]) -> ScreenShot:
-        """Grab ``{"left", "top", "width", "height"}`` or a PIL-style ``(left, top, right, bottom)``."""
+        """Grab ``{"left", "top", "width", "height"}`` or PIL's ``(left, top, right, bottom)``."""
         if isinstance(monitor, tuple):
             try:
                 left, top, right, bottom = monitor

@@ -1,0 +1,91 @@
+"""Full-frame and region capture: mantis_fast vs mss (XShm), PIL.ImageGrab and one memcpy.
+
+Run: make bench   (or: .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from mantis_fast.capture import Capture
+from mantis_fast.xvfb import Xvfb
+
+SIZES = {"1080p": (1920, 1080), "4K": (3840, 2160)}
+REGION = (200, 100, 640, 480)
+
+
+@pytest.fixture(scope="module", params=list(SIZES))
+def screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, Xvfb]]:
+    with Xvfb(size=SIZES[request.param]) as server:
+        yield request.param, server
+
+
+def group(screen: tuple[str, Xvfb], what: str) -> str:
+    return f"capture {what} {screen[0]}"
+
+
+def run(benchmark, screen, what: str, fn) -> None:
+    benchmark.group = group(screen, what)
+    benchmark.pedantic(fn, rounds=60, iterations=1, warmup_rounds=5)
+
+
+def test_mantis_fast_zero_copy(benchmark, screen) -> None:
+    with Capture(screen[1].display) as cap:
+        run(benchmark, screen, "full frame", cap.grab)
+
+
+def test_mantis_fast_copy(benchmark, screen) -> None:
+    with Capture(screen[1].display) as cap:
+        run(benchmark, screen, "full frame", lambda: cap.grab(copy=True))
+
+
+def test_mss_xshm(benchmark, screen) -> None:
+    mss = pytest.importorskip("mss")
+    with mss.MSS(display=screen[1].display) as sct:
+        assert getattr(sct, "shm_status", None) is None or "UNAVAILABLE" not in str(sct.shm_status)
+        monitor = sct.monitors[1]
+        run(benchmark, screen, "full frame", lambda: sct.grab(monitor))
+
+
+def test_pil_imagegrab(benchmark, screen) -> None:
+    image_grab = pytest.importorskip("PIL.ImageGrab")
+    run(benchmark, screen, "full frame", lambda: image_grab.grab(xdisplay=screen[1].display))
+
+
+def test_memcpy_reference(benchmark, screen) -> None:
+    width, height = SIZES[screen[0]]
+    src = np.random.default_rng(0).integers(0, 256, (height, width, 4), dtype=np.uint8)
+    dst = np.empty_like(src)
+    run(benchmark, screen, "full frame", lambda: np.copyto(dst, src))
+
+
+def test_mantis_fast_region(benchmark, screen) -> None:
+    with Capture(screen[1].display) as cap:
+        run(benchmark, screen, "region 640x480", lambda: cap.grab(REGION))
+
+
+def test_mss_region(benchmark, screen) -> None:
+    mss = pytest.importorskip("mss")
+    x, y, w, h = REGION
+    with mss.MSS(display=screen[1].display) as sct:
+        run(
+            benchmark,
+            screen,
+            "region 640x480",
+            lambda: sct.grab({"left": x, "top": y, "width": w, "height": h}),
+        )
+
+
+def test_pil_imagegrab_region(benchmark, screen) -> None:
+    image_grab = pytest.importorskip("PIL.ImageGrab")
+    x, y, w, h = REGION
+    bbox = (x, y, x + w, y + h)
+    run(
+        benchmark,
+        screen,
+        "region 640x480",
+        lambda: image_grab.grab(bbox=bbox, xdisplay=screen[1].display),
+    )
