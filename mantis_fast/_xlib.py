@@ -13,14 +13,16 @@ Two python-xlib 0.33 defects are handled here, once, for every module that talks
 from __future__ import annotations
 
 import re
+import select
 import socket
+import time
 
 from Xlib import error as _error
 from Xlib.display import Display as XDisplay
 from Xlib.protocol import display as _protocol_display
 from Xlib.protocol import event as _event
 
-__all__ = ["XConnectError", "open_display"]
+__all__ = ["XConnectError", "XTimeoutError", "open_display", "read_available", "wait_reply"]
 
 _original_init = _protocol_display.Display.__init__
 
@@ -66,3 +68,35 @@ def open_display(name: str) -> XDisplay:
         return XDisplay(name)
     except (_error.DisplayError, _error.ConnectionClosedError, OSError) as exc:
         raise XConnectError(f"cannot open X display {name!r}: {exc}") from None
+
+
+class XTimeoutError(OSError):
+    """The X server did not answer within the allowed time (hung, or stopped)."""
+
+
+def wait_reply(xdisplay: XDisplay, request, timeout: float):
+    """Flush a deferred reply request and wait at most ``timeout`` seconds for its reply.
+
+    python-xlib itself would block in ``select`` forever on a hung server. We wait on the socket
+    ourselves and let python-xlib read only what is already there. Raises XTimeoutError, the
+    connection error of a vanished server, or the request's X error.
+    """
+    protocol = xdisplay.display
+    protocol.flush()
+    deadline = time.monotonic() + timeout
+    while request._data is None and request._error is None:
+        remaining = deadline - time.monotonic()
+        readable, _, _ = select.select([protocol.socket], [], [], max(remaining, 0))
+        if not readable:
+            raise XTimeoutError(f"no reply within {timeout}s")
+        read_available(xdisplay)
+    request.reply()  # returns at once now, raising the X error if there was one
+    return request
+
+
+def read_available(xdisplay: XDisplay) -> None:
+    """Read (without blocking) whatever the server has sent; events land in the event queue."""
+    protocol = xdisplay.display
+    protocol.check_for_error()
+    protocol.send_recv_lock.acquire()
+    protocol.send_and_recv(recv=True)  # raises ConnectionClosedError if the server is gone

@@ -5,6 +5,10 @@ One python-xlib connection and one SysV segment sized to the root window live as
 segment (zero-copy), valid until the next grab. Without MIT-SHM (remote display, another IPC
 namespace) the same API falls back to plain ``GetImage`` and ``backend`` says why.
 
+With ``track_damage=True`` the X DAMAGE extension reports what changed: a grab of an unchanged
+screen costs no pixel round trip at all, and after a change only the damaged row bands are
+fetched into the persistent frame.
+
 Threads: a ``Capture`` serialises its grabs with a lock, so sharing one between threads is safe,
 but a zero-copy view is overwritten by the next grab from *any* thread. Give each thread its own
 ``Capture`` (cheap: one connection and one segment), or share one and pass ``copy=True``.
@@ -25,20 +29,19 @@ from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
 from . import _mitshm
-from ._shm import SharedSegment
-from ._xlib import XConnectError, open_display
+from ._transport import GetImageTransport, ShmAttachRefused, ShmTransport
+from ._xlib import XConnectError, XTimeoutError, open_display, read_available, wait_reply
+from .damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
 from .displays import Display, query_monitors
 from .errors import CaptureError, UnsupportedVisualError
 from .xvfb import default_display
 
-__all__ = ["Capture", "CaptureError", "UnsupportedVisualError"]
+__all__ = ["Capture", "CaptureError", "Settled", "UnsupportedVisualError"]
 
 Region = tuple[int, int, int, int]
-
-# Fallback GetImage is fetched in bands this big: python-xlib re-concatenates its receive buffer
-# per chunk, so one huge reply costs O(n^2); bands keep it linear.
-_FALLBACK_BAND_BYTES = 1 << 20
-_CONNECTION_ERRORS = (xerror.ConnectionClosedError, OSError)
+_GONE = (xerror.ConnectionClosedError, OSError)
+# Refreshing more than this fraction of the rows costs about what one full grab does.
+_FULL_REFRESH_FRACTION = 0.6
 
 
 class Capture:
@@ -50,19 +53,22 @@ class Capture:
     """
 
     def __init__(
-        self, display: str | None = None, *, use_shm: bool = True, timeout: float = 5.0
+        self,
+        display: str | None = None,
+        *,
+        use_shm: bool = True,
+        track_damage: bool = False,
+        timeout: float = 5.0,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.display_name = display if display is not None else default_display()
         self.timeout = float(timeout)
-        self.backend = "xgetimage"
-        self.backend_reason = "MIT-SHM disabled by use_shm=False"
+        self.last_damage: list[Region] = []
         self._lock = threading.Lock()
-        self._segment: SharedSegment | None = None
-        self._shmseg = 0
-        self._shm_opcode = 0
         self._closed = False
+        self._transport: ShmTransport | GetImageTransport | None = None
+        self._damage: DamageTracker | None = None
         try:
             self._x = open_display(self.display_name)
         except XConnectError as exc:
@@ -71,113 +77,54 @@ class Capture:
             ) from None
         try:
             self._root = self._x.screen().root
-            self._check_visual()
+            _check_visual(self._x, self.display_name)
             # Root ConfigureNotify tells us about xrandr resizes at no cost: the event rides in
             # the same read as the next grab's reply.
             self._root.change_attributes(event_mask=X.StructureNotifyMask)
-            self._read_size()
-            if use_shm:
-                self._setup_shm()
-            if self._segment is None:
-                self._fallback_frame = np.empty((self._height, self._width, 4), np.uint8)
+            geometry = self._root.get_geometry()
+            self._width, self._height = geometry.width, geometry.height
+            self._transport, reason = self._open_transport(use_shm)
+            self.backend: str = self._transport.name
+            self.backend_reason: str = reason
+            if track_damage:
+                self._start_damage_tracking()
         except BaseException:
             self.close()
             raise
 
     # -- set-up -----------------------------------------------------------------------------
-    def _check_visual(self) -> None:
-        screen = self._x.screen()
-        depth = screen.root_depth
-        info = self._x.display.info
-        bpp = next((f.bits_per_pixel for f in info.pixmap_formats if f.depth == depth), None)
-        visual = next(
-            (
-                v
-                for d in screen.allowed_depths
-                for v in d.visuals
-                if v.visual_id == screen.root_visual
-            ),
-            None,
-        )
-        masks = (visual.red_mask, visual.green_mask, visual.blue_mask) if visual else None
-        problems = []
-        if depth not in (24, 32):
-            problems.append(f"depth {depth} (need 24 or 32)")
-        if bpp != 32:
-            problems.append(f"{bpp} bits per pixel (need 32)")
-        if info.image_byte_order != X.LSBFirst:
-            problems.append("MSBFirst byte order (need LSBFirst)")
-        if masks != (0xFF0000, 0x00FF00, 0x0000FF):
-            shown = tuple(hex(m) for m in masks) if masks else None
-            problems.append(f"RGB masks {shown} (need 0xff0000, 0xff00, 0xff)")
-        if problems:
-            raise UnsupportedVisualError(
-                f"unsupported root visual on {self.display_name}: {', '.join(problems)}"
-            )
-
-    def _read_size(self) -> None:
-        geometry = self._root.get_geometry()
-        self._width, self._height = geometry.width, geometry.height
-
-    def _setup_shm(self) -> None:
+    def _open_transport(self, use_shm: bool) -> tuple[ShmTransport | GetImageTransport, str]:
+        size = (self._width, self._height)
+        if not use_shm:
+            return GetImageTransport(
+                self._x, self._root, *size, self.timeout
+            ), "MIT-SHM disabled by use_shm=False"
         ext = self._x.query_extension(_mitshm.EXTENSION_NAME)
         if not ext:
-            self.backend_reason = "server has no MIT-SHM extension"
-            return
-        self._shm_opcode = ext.major_opcode
-        try:
-            version = _mitshm.query_version(self._x.display, self._shm_opcode)
-        except xerror.XError as exc:
-            self.backend_reason = f"MIT-SHM QueryVersion failed: {exc}"
-            return
-        self.shm_version = (version.major_version, version.minor_version)
-        reason = self._attach_segment()
-        if reason is None:
-            self.backend, self.backend_reason = (
-                "xshm",
-                f"MIT-SHM {self.shm_version[0]}.{self.shm_version[1]}",
-            )
+            reason = "server has no MIT-SHM extension"
         else:
-            self.backend_reason = reason
+            try:
+                version = _mitshm.query_version(self._x.display, ext.major_opcode)
+                transport = ShmTransport(self._x, self._root, *size, ext.major_opcode, self.timeout)
+                return transport, f"MIT-SHM {version.major_version}.{version.minor_version}"
+            except xerror.XError as exc:
+                reason = f"MIT-SHM QueryVersion failed: {exc}"
+            except ShmAttachRefused as exc:
+                reason = str(exc)
+        return GetImageTransport(self._x, self._root, *size, self.timeout), reason
 
-    def _attach_segment(self) -> str | None:
-        """Create and attach a segment for the current root size; a reason string on failure."""
-        segment = SharedSegment(self._width * self._height * 4)
-        shmseg = self._x.display.allocate_resource_id()
-        catcher = xerror.CatchError()
-        _mitshm.Attach(
-            display=self._x.display,
-            onerror=catcher,
-            opcode=self._shm_opcode,
-            shmseg=shmseg,
-            shmid=segment.shmid,
-            read_only=False,
-        )
-        self._x.sync()  # the Attach error, if any, arrives before this round trip returns
-        segment.mark_removed()  # both sides attached (or the server refused): never leaks
-        if catcher.get_error() is not None:
-            segment.close()
-            self._x.display.free_resource_id(shmseg)
-            return f"MIT-SHM Attach refused ({type(catcher.get_error()).__name__}): remote display?"
-        self._segment, self._shmseg = segment, shmseg
-        self._encoded: dict[Region, bytes] = {}  # GetImage wire bytes by region
-        memory = np.frombuffer(segment, dtype=np.uint8)
-        self._full_view = memory.reshape(self._height, self._width, 4)
-        self._memory = memory
-        return None
-
-    def _detach_segment(self) -> None:
-        segment, self._segment = self._segment, None
-        if segment is None:
-            return
-        self._memory = self._full_view = None  # our own views; callers' views keep it mapped
+    def _start_damage_tracking(self) -> None:
         try:
-            _mitshm.detach(self._x.display, self._shm_opcode, self._shmseg)
-            self._x.display.free_resource_id(self._shmseg)
-            self._x.flush()
-        except _CONNECTION_ERRORS:
-            pass  # server gone: it detached when it died
-        segment.close()
+            self._damage = DamageTracker(self._x, self._root)
+        except DamageUnavailable as exc:
+            self.backend_reason += f"; {exc}: full grabs"
+            return
+        # The server reports the whole root as damaged on creation: take that event in now, so
+        # the first grab (a full one anyway) absorbs it.
+        self._x.sync()
+        self._handle_events()
+        self._damage.mark_all(self._width, self._height)
+        self.backend_reason += "; DAMAGE tracking"
 
     # -- properties -------------------------------------------------------------------------
     @property
@@ -186,13 +133,17 @@ class Capture:
         return self._width, self._height
 
     @property
+    def tracking_damage(self) -> bool:
+        return self._damage is not None
+
+    @property
     def monitors(self) -> list[Display]:
         """RandR monitors, each with global bounds (the whole root when RandR reports none)."""
         with self._lock:
             self._check_open()
             try:
                 return query_monitors(self._x)
-            except _CONNECTION_ERRORS as exc:
+            except _GONE as exc:
                 raise CaptureError(f"X display {self.display_name} is gone: {exc}") from None
 
     # -- grabbing ---------------------------------------------------------------------------
@@ -202,13 +153,22 @@ class Capture:
         Only the region is copied by the server. With ``copy=False`` (default) the result is a
         view into shared memory that the next grab overwrites; ``copy=True`` returns an owned
         array. For depth-24 screens the fourth byte is X's padding byte, as mss returns it.
+        With damage tracking a region is a view of the persistent frame (rows strided by the
+        screen width).
         """
         with self._lock:
             self._check_open()
             try:
-                return self._grab_locked(region, copy)
-            except _CONNECTION_ERRORS as exc:
+                frame = self._grab_locked(region)
+            except XTimeoutError:
+                self._abandon_connection()
+                raise CaptureError(
+                    f"X display {self.display_name} did not answer within {self.timeout}s"
+                ) from None
+            except _GONE as exc:
+                self._abandon_connection()
                 raise CaptureError(f"X display {self.display_name} is gone: {exc}") from None
+            return frame.copy() if copy else frame
 
     def grab_display(self, display_id: int, copy: bool = False) -> np.ndarray:
         """Capture one monitor (see ``monitors``) in its own, local, coordinates."""
@@ -219,78 +179,46 @@ class Capture:
         known = [m.id for m in monitors]
         raise ValueError(f"unknown display id {display_id!r}; this screen has displays {known}")
 
-    def _grab_locked(self, region: Sequence[int] | None, copy: bool) -> np.ndarray:
+    def _grab_locked(self, region: Sequence[int] | None) -> np.ndarray:
+        if self._damage is not None:
+            read_available(self._x)  # a non-blocking read: damage events, no round trip
         self._handle_events()
         x, y, width, height = self._check_region(region)
+        if self._damage is not None:
+            self._refresh_damaged()
+            return self._transport.frame[y : y + height, x : x + width]
         try:
-            frame = self._fetch(x, y, width, height)
+            frame = self._transport.fetch(x, y, width, height)
         except xerror.BadMatch:
             # The root shrank under us and the rectangle no longer fits: re-read the size.
-            self._resize_to(*self._query_size())
+            geometry = wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
+            self._resize_to(geometry.width, geometry.height)
             x, y, width, height = self._check_region(region)
-            frame = self._fetch(x, y, width, height)
+            frame = self._transport.fetch(x, y, width, height)
         if self._handle_events():  # resized between our last look and this grab: grab again
             x, y, width, height = self._check_region(region)
-            frame = self._fetch(x, y, width, height)
-        return frame.copy() if copy else frame
-
-    def _fetch(self, x: int, y: int, width: int, height: int) -> np.ndarray:
-        if self._segment is None:
-            return self._fetch_getimage(x, y, width, height)
-        key = (x, y, width, height)
-        binary = self._encoded.get(key)
-        if binary is None:
-            if len(self._encoded) > 64:
-                self._encoded.clear()
-            binary = _mitshm.encode_get_image(
-                self._shm_opcode, self._root.id, x, y, width, height, self._shmseg, 0
-            )
-            self._encoded[key] = binary
-        self._wait(_mitshm.send_encoded(self._x.display, _mitshm.GetImage, binary))
-        if width == self._width and height == self._height:
-            return self._full_view
-        return self._memory[: width * height * 4].reshape(height, width, 4)
-
-    def _fetch_getimage(self, x: int, y: int, width: int, height: int) -> np.ndarray:
-        frame = self._fallback_frame[:height, :width]
-        if height != self._height or width != self._width:
-            frame = np.empty((height, width, 4), np.uint8)
-        band = max(1, _FALLBACK_BAND_BYTES // (width * 4))
-        for top in range(0, height, band):
-            rows = min(band, height - top)
-            reply = self._wait(
-                xrequest.GetImage(
-                    display=self._x.display,
-                    defer=True,
-                    format=X.ZPixmap,
-                    drawable=self._root,
-                    x=x,
-                    y=y + top,
-                    width=width,
-                    height=rows,
-                    plane_mask=_mitshm.ALL_PLANES,
-                )
-            )
-            frame[top : top + rows] = np.frombuffer(reply.data, np.uint8).reshape(rows, width, 4)
+            frame = self._transport.fetch(x, y, width, height)
         return frame
 
-    def _wait(self, request):
-        """Send a deferred reply request and wait for its reply at most ``timeout`` seconds."""
-        protocol = self._x.display
-        protocol.flush()
-        deadline = time.monotonic() + self.timeout
-        while request._data is None and request._error is None:
-            remaining = deadline - time.monotonic()
-            readable, _, _ = select.select([protocol.socket], [], [], max(remaining, 0))
-            if not readable:
-                self._close_connection()
-                raise CaptureError(
-                    f"X display {self.display_name} did not answer within {self.timeout}s"
-                )
-            protocol.send_recv_lock.acquire()
-            protocol.send_and_recv(recv=True)  # reads what is there; raises if the server is gone
-        request.reply()  # returns at once now, raising the X error if there was one
-        return request
+    def _refresh_damaged(self) -> None:
+        self.last_damage = []
+        for _ in range(3):  # a resize seen mid-refresh restarts it (bounded)
+            if not self._damage.dirty:
+                return
+            rects = self._damage.take()
+            self.last_damage.extend(rects)
+            bands = merge_row_bands(rects, self._height)
+            if sum(rows for _, rows in bands) > _FULL_REFRESH_FRACTION * self._height:
+                bands = [(0, self._height)]
+            try:
+                for top, rows in bands:
+                    self._transport.refresh_rows(top, rows)
+            except xerror.BadMatch:
+                geometry = wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
+                self._resize_to(geometry.width, geometry.height)
+                continue
+            if not self._handle_events():
+                return
 
     def _check_region(self, region: Sequence[int] | None) -> Region:
         if region is None:
@@ -310,14 +238,82 @@ class Capture:
             raise ValueError(f"region {region!r} is outside the screen bounds {bounds}")
         return x, y, width, height
 
-    # -- resize -----------------------------------------------------------------------------
+    # -- settling ---------------------------------------------------------------------------
+    def wait_until_stable(self, timeout: float = 2.0, quiet_ms: float = 100.0) -> Settled:
+        """Return once the screen has not changed for ``quiet_ms`` (or ``timeout`` passed).
+
+        With DAMAGE this listens for damage events (no pixels move); without it, frames are
+        compared every few milliseconds. The damage seen is kept for the next grab.
+        """
+        if not (timeout >= 0 and quiet_ms >= 0):
+            raise ValueError(f"timeout and quiet_ms must be >= 0, got {timeout!r}, {quiet_ms!r}")
+        with self._lock:
+            self._check_open()
+            try:
+                if self._damage is not None:
+                    return self._settle_by_damage(timeout, quiet_ms / 1e3)
+                return self._settle_by_frames(timeout, quiet_ms / 1e3)
+            except XTimeoutError:
+                self._abandon_connection()
+                raise CaptureError(f"X display {self.display_name} did not answer") from None
+            except _GONE as exc:
+                self._abandon_connection()
+                raise CaptureError(f"X display {self.display_name} is gone: {exc}") from None
+
+    def _settle_by_damage(self, timeout: float, quiet: float) -> Settled:
+        start = time.monotonic()
+        events_before = self._damage.events
+        # Empty the server's region so every change from now on is reported, and make a round
+        # trip so damage from everything the server did before now is in hand.
+        self._damage.subtract()
+        wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
+        self._handle_events()
+        last_change = start if self._damage.events == events_before else time.monotonic()
+        socket = self._x.display.socket
+        while True:
+            now = time.monotonic()
+            if now - last_change >= quiet:
+                return Settled(True, now - start, self._damage.events - events_before)
+            if now - start >= timeout:
+                return Settled(False, now - start, self._damage.events - events_before)
+            wake = min(last_change + quiet, start + timeout) - now
+            readable, _, _ = select.select([socket], [], [], max(wake, 0))
+            if readable:
+                seen = self._damage.events
+                read_available(self._x)
+                self._handle_events()
+                if self._damage.events != seen:
+                    last_change = time.monotonic()
+                    self._damage.subtract()
+                    self._x.flush()
+
+    def _settle_by_frames(self, timeout: float, quiet: float) -> Settled:
+        start = time.monotonic()
+        poll = min(max(quiet / 4, 0.005), 0.05)
+        previous = self._grab_locked(None).copy()
+        last_change, changes = start, 0
+        while True:
+            now = time.monotonic()
+            if now - last_change >= quiet:
+                return Settled(True, now - start, changes)
+            if now - start >= timeout:
+                return Settled(False, now - start, changes)
+            time.sleep(min(poll, max(0.0, start + timeout - now)))
+            current = self._grab_locked(None)
+            if current.shape != previous.shape or not np.array_equal(current, previous):
+                previous = current.copy()
+                last_change, changes = time.monotonic(), changes + 1
+
+    # -- resize and events ------------------------------------------------------------------
     def _handle_events(self) -> bool:
-        """Drain queued events (no syscall); re-size for a root ConfigureNotify. True if resized."""
+        """Drain queued events (no syscall): damage rectangles, root resizes. True if resized."""
         queue = self._x.display.event_queue
         resized = False
         while queue:
             event = self._x.next_event()
-            if (
+            if self._damage is not None and self._damage.is_damage_event(event):
+                self._damage.add(event)
+            elif (
                 event.type == X.ConfigureNotify
                 and event.window == self._root
                 and (event.width, event.height) != (self._width, self._height)
@@ -326,50 +322,44 @@ class Capture:
                 resized = True
         return resized
 
-    def _query_size(self) -> tuple[int, int]:
-        geometry = self._wait(
-            xrequest.GetGeometry(display=self._x.display, defer=True, drawable=self._root)
-        )
-        return geometry.width, geometry.height
-
     def _resize_to(self, width: int, height: int) -> None:
         self._width, self._height = width, height
-        if self._segment is None:
-            self._fallback_frame = np.empty((height, width, 4), np.uint8)
-            return
-        self._detach_segment()
-        reason = self._attach_segment()
-        if reason is not None:  # could attach before: something is badly wrong
-            raise CaptureError(f"re-attaching the capture segment after a resize failed: {reason}")
+        try:
+            self._transport.resize(width, height)
+        except ShmAttachRefused as exc:  # could attach before: something is badly wrong
+            raise CaptureError(
+                f"re-attaching the capture segment after a resize failed: {exc}"
+            ) from None
+        if self._damage is not None:
+            self._damage.mark_all(width, height)
 
     # -- lifecycle --------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
             raise CaptureError("this Capture is closed")
 
-    def _close_connection(self) -> None:
-        segment, self._segment = self._segment, None
-        if segment is not None:
-            self._memory = self._full_view = None
-            segment.close()
+    def _abandon_connection(self) -> None:
+        """The server is gone or hung: drop everything without talking to it again."""
         self._closed = True
-        try:
+        if self._transport is not None:
+            self._transport.abandon()
+        with contextlib.suppress(AttributeError, OSError):
             self._x.display.close_internal("client")
             self._x.display.socket.close()
-        except (AttributeError, OSError):
-            pass
 
     def close(self) -> None:
         """Detach the segment and close the connection. Views already returned stay readable."""
         if self._closed:
             return
         self._closed = True
-        x = getattr(self, "_x", None)
-        if x is None:
+        if getattr(self, "_x", None) is None:
             return
-        self._detach_segment()
-        with contextlib.suppress(*_CONNECTION_ERRORS):
-            x.close()
+        with contextlib.suppress(*_GONE):
+            if self._damage is not None:
+                self._damage.destroy()
+            if self._transport is not None:
+                self._transport.close()
+            self._x.close()
 
     def __enter__(self) -> Capture:
         return self
@@ -388,4 +378,33 @@ class Capture:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self._width}x{self._height}"
-        return f"<Capture {self.display_name} {state} backend={self.backend!r}>"
+        return f"<Capture {self.display_name} {state} backend={getattr(self, 'backend', None)!r}>"
+
+
+def _geometry_request(xdisplay, root):
+    return xrequest.GetGeometry(display=xdisplay.display, defer=True, drawable=root)
+
+
+def _check_visual(xdisplay, name: str) -> None:
+    """Refuse any root visual but 32-bit-per-pixel little-endian 0xRRGGBB, naming what it is."""
+    screen = xdisplay.screen()
+    depth = screen.root_depth
+    info = xdisplay.display.info
+    bpp = next((f.bits_per_pixel for f in info.pixmap_formats if f.depth == depth), None)
+    visual = next(
+        (v for d in screen.allowed_depths for v in d.visuals if v.visual_id == screen.root_visual),
+        None,
+    )
+    masks = (visual.red_mask, visual.green_mask, visual.blue_mask) if visual else None
+    problems = []
+    if depth not in (24, 32):
+        problems.append(f"depth {depth} (need 24 or 32)")
+    if bpp != 32:
+        problems.append(f"{bpp} bits per pixel (need 32)")
+    if info.image_byte_order != X.LSBFirst:
+        problems.append("MSBFirst byte order (need LSBFirst)")
+    if masks != (0xFF0000, 0x00FF00, 0x0000FF):
+        shown = tuple(hex(m) for m in masks) if masks else None
+        problems.append(f"RGB masks {shown} (need 0xff0000, 0xff00, 0xff)")
+    if problems:
+        raise UnsupportedVisualError(f"unsupported root visual on {name}: {', '.join(problems)}")
