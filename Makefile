@@ -37,7 +37,13 @@ test: system-deps build
 demo: system-deps build
 	$(PY) -m mantis_fast.cli demo
 
+# pyautogui is a peer in the input benchmarks only. Its dependency python3-Xlib is an old fork
+# that overwrites python-xlib's files, so it is installed without dependencies (it runs fine on
+# python-xlib).
+PYAUTOGUI := pyautogui pymsgbox pytweening pyscreeze pygetwindow mouseinfo pyperclip
+
 bench: system-deps build
+	$(PY) -c "import pyautogui" 2>/dev/null || $(PY) -m pip install -q --no-deps $(PYAUTOGUI)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds \
 		--benchmark-sort=name --benchmark-group-by=group
 

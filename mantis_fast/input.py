@@ -150,10 +150,10 @@ class Input:
         self.size = (geometry.width, geometry.height)
         if backend == "xtest":
             if not self._x.query_extension("XTEST"):
-                self._x.close()
+                self.close()
                 raise InputError(f"X display {self.display_name} has no XTEST extension")
         elif shutil.which("xdotool") is None:
-            self._x.close()
+            self.close()
             raise InputError("xdotool is not installed (Debian package 'xdotool')")
 
     # -- pointer ----------------------------------------------------------------------------
@@ -414,6 +414,8 @@ class Input:
         if self._closed:
             return
         self._closed = True
+        if getattr(self, "_x", None) is None:
+            return
         with contextlib.suppress(xerror.ConnectionClosedError, OSError):
             for keycode in self._scratch_map.values():
                 self._x.change_keyboard_mapping(keycode, [(X.NoSymbol, X.NoSymbol)])
