@@ -2,17 +2,68 @@
 
 On X11 a monitor is a rectangle of the root window (RandR 1.5 ``GetMonitors``); pixels map to
 pixels (``scale_factor`` 1). When RandR reports no monitor, the whole root is one display.
+
+Coordinate contract (source document 003): the model sees one display and acts in that
+display's *local* pixels; ``local_to_global`` adds the display's origin before dispatch
+(``coord_source="backing"`` divides by ``scale_factor`` first); ``global_to_local`` finds the
+display whose half-open box ``[x, x + w) x [y, y + h)`` holds a pixel. An unknown display id is
+a ValueError; an omitted id (None) means the primary display, with one
+``DisplayFallbackWarning`` per process when the screen has several displays.
+
+The mapping functions are pure over an explicit ``displays`` list (from ``list_displays``,
+``Capture.monitors`` or ``parse_xrandr_monitors``). ``displays=None`` is a convenience that
+queries the live X server ($DISPLAY) on every call: one round trip, so pass the list in loops.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import re
+import threading
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
+import numpy as np
 from Xlib import X
-from Xlib.display import Display as XDisplay
+from Xlib import error as xerror
 from Xlib.error import XError
 
-__all__ = ["Display", "list_displays", "query_monitors"]
+from . import _coords
+from ._xlib import XConnectError, open_display
+from .coords import _as_points, _axis, _map, _number, _round, clamp_to_screen
+from .errors import MantisError
+from .xvfb import default_display
+
+__all__ = [
+    "Display",
+    "DisplayError",
+    "DisplayFallbackWarning",
+    "LocalPoint",
+    "clamp_to_display",
+    "global_points_to_local",
+    "global_to_local",
+    "list_displays",
+    "local_points_to_global",
+    "local_to_global",
+    "parse_xrandr_monitors",
+    "query_monitors",
+    "resolve_display",
+]
+
+_log = logging.getLogger(__name__)
+_INT32 = (-(2**31), 2**31 - 1)
+COORD_SOURCES = ("logical", "backing")
+
+
+class DisplayError(MantisError):
+    """The X server could not be reached or queried for its displays."""
+
+
+class DisplayFallbackWarning(UserWarning):
+    """An action omitted its display id on a screen with several displays (primary used)."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +76,34 @@ class Display:
     primary: bool = False
     name: str = ""
 
+    def __post_init__(self) -> None:
+        if isinstance(self.id, bool) or not isinstance(self.id, (int, np.integer)) or self.id < 0:
+            raise ValueError(f"display id must be a non-negative integer, got {self.id!r}")
+        try:
+            x, y, width, height = self.bounds
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds must be (x, y, width, height), got {self.bounds!r}") from None
+        if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in self.bounds):
+            raise ValueError(f"bounds must be integers, got {self.bounds!r}")
+        x, y, width, height = (int(v) for v in self.bounds)
+        if (
+            width < 1
+            or height < 1
+            or min(x, y) < _INT32[0]
+            or max(x + width, y + height) > _INT32[1]
+        ):
+            raise ValueError(f"bounds {self.bounds!r} are not a non-empty int32 rectangle")
+        scale = self.scale_factor
+        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)):
+            raise ValueError(f"scale_factor must be a positive number, got {scale!r}")
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale_factor must be a positive number, got {scale!r}")
+        object.__setattr__(self, "id", int(self.id))
+        object.__setattr__(self, "bounds", (x, y, width, height))
+        object.__setattr__(self, "scale_factor", float(scale))
+        object.__setattr__(self, "primary", bool(self.primary))
+        object.__setattr__(self, "name", str(self.name))
+
     @property
     def origin(self) -> tuple[int, int]:
         return self.bounds[0], self.bounds[1]
@@ -33,12 +112,40 @@ class Display:
     def size(self) -> tuple[int, int]:
         return self.bounds[2], self.bounds[3]
 
+    def contains(self, x: int, y: int) -> bool:
+        """Whether global pixel (x, y) lies in this display (half-open box)."""
+        left, top, width, height = self.bounds
+        return left <= x < left + width and top <= y < top + height
 
-def query_monitors(xdisplay: XDisplay) -> list[Display]:
-    """Monitors of the default screen of an open python-xlib connection, primary first-marked.
 
-    Ids are 0-based in RandR's order, which is stable while the layout is. The first monitor
-    becomes primary when none is marked.
+class LocalPoint(NamedTuple):
+    """A global point expressed on the display that holds it."""
+
+    display_id: int
+    x: int
+    y: int
+
+
+# -- enumeration ----------------------------------------------------------------------------
+
+
+def _with_primary(displays: list[Display]) -> list[Display]:
+    """Keep the first marked primary; mark the first display when none is."""
+    marked = [d.primary for d in displays]
+    first = marked.index(True) if True in marked else 0
+    return [
+        d
+        if d.primary == (i == first)
+        else Display(d.id, d.bounds, d.scale_factor, i == first, d.name)
+        for i, d in enumerate(displays)
+    ]
+
+
+def query_monitors(xdisplay: Any) -> list[Display]:
+    """Monitors of the default screen of an open python-xlib connection.
+
+    Ids are 0-based in RandR's order (the primary first), stable while the layout is. The
+    first monitor becomes primary when none is marked; empty monitors are skipped.
     """
     root = xdisplay.screen().root
     geometry = root.get_geometry()
@@ -54,21 +161,222 @@ def query_monitors(xdisplay: XDisplay) -> list[Display]:
         return whole_root
     monitors = []
     for index, info in enumerate(reply.monitors):
+        if info.width_in_pixels < 1 or info.height_in_pixels < 1:
+            continue
         name = xdisplay.get_atom_name(info.name) if info.name != X.NONE else ""
         bounds = (info.x, info.y, info.width_in_pixels, info.height_in_pixels)
         monitors.append(Display(index, bounds, primary=bool(info.primary), name=name))
-    if not monitors:
-        return whole_root
-    if not any(m.primary for m in monitors):
-        first = monitors[0]
-        monitors[0] = Display(first.id, first.bounds, first.scale_factor, True, first.name)
-    return monitors
+    return _with_primary(monitors) if monitors else whole_root
 
 
 def list_displays(display: str | None = None) -> list[Display]:
-    """Monitors of the X display ``display`` (None -> $DISPLAY), each with global bounds."""
-    xdisplay = XDisplay(display)
+    """Monitors of the X display ``display`` (None -> $DISPLAY, or the embedded default Xvfb).
+
+    Raises ``DisplayError`` when the server cannot be reached.
+    """
+    name = display if display is not None else default_display()
+    try:
+        xdisplay = open_display(name)
+    except (XConnectError, OverflowError) as exc:
+        raise DisplayError(f"cannot connect to X display {name!r}: {exc}") from None
     try:
         return query_monitors(xdisplay)
+    except (xerror.ConnectionClosedError, OSError) as exc:
+        raise DisplayError(f"X display {name!r} went away while listing monitors: {exc}") from None
     finally:
         xdisplay.close()
+
+
+# " 0: +*eDP-1 1920/344x1080/193+0+0  eDP-1": index, "+" automatic, "*" primary, name,
+# width/mm x height/mm, signed offsets, outputs.
+_MONITOR_LINE = re.compile(
+    r"^\s*(?P<index>\d+):\s+(?P<flags>[+*]*)(?P<name>\S+)\s+"
+    r"(?P<width>\d+)(?:/\d+)?x(?P<height>\d+)(?:/\d+)?(?P<x>[+-]\d+)(?P<y>[+-]\d+)(?:\s.*)?$"
+)
+
+
+def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
+    """Displays from ``xrandr --listmonitors`` output; lines that are not monitors are skipped.
+
+    Offsets are signed (a monitor left of the primary is ``-1920+0``); ``*`` marks the primary,
+    and the first monitor becomes primary when none is marked. Garbage gives ``[]``.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not isinstance(text, str):
+        raise ValueError(f"expected xrandr output as str or bytes, got {type(text).__name__}")
+    displays: list[Display] = []
+    seen: set[int] = set()
+    for line in text.splitlines():
+        match = _MONITOR_LINE.match(line)
+        if match is None or int(match["index"]) in seen:
+            continue
+        bounds = (int(match["x"]), int(match["y"]), int(match["width"]), int(match["height"]))
+        try:
+            display = Display(
+                int(match["index"]), bounds, 1.0, "*" in match["flags"], match["name"]
+            )
+        except ValueError:  # empty or out-of-range geometry
+            continue
+        seen.add(display.id)
+        displays.append(display)
+    return _with_primary(displays) if displays else []
+
+
+# -- local <-> global -----------------------------------------------------------------------
+
+_omitted_id_warned = False
+_omitted_id_lock = threading.Lock()
+
+
+def _display_list(displays: Sequence[Display] | None) -> Sequence[Display]:
+    if displays is None:
+        displays = list_displays()
+    if isinstance(displays, Display):
+        raise ValueError("displays must be a sequence of Display, got a single Display")
+    if not isinstance(displays, Sequence) or not displays:
+        raise ValueError(f"displays must be a non-empty sequence of Display, got {displays!r}")
+    for item in displays:
+        if not isinstance(item, Display):
+            raise ValueError(f"displays must hold Display objects, got {type(item).__name__}")
+    return displays
+
+
+def _resolve(
+    display_id: int | None, displays: Sequence[Display] | None, stacklevel: int
+) -> Display:
+    global _omitted_id_warned
+    displays = _display_list(displays)
+    if display_id is None:
+        primary = next((d for d in displays if d.primary), displays[0])
+        if len(displays) == 1:
+            _log.debug("display_id omitted: using the only display %d", primary.id)
+            return primary
+        with _omitted_id_lock:
+            warn, _omitted_id_warned = not _omitted_id_warned, True
+        if warn:
+            warnings.warn(
+                f"display_id omitted on a screen with {len(displays)} displays: using the "
+                f"primary display {primary.id} ({primary.name or 'unnamed'}); pass display_id "
+                "(warned once per process)",
+                DisplayFallbackWarning,
+                stacklevel=stacklevel + 1,
+            )
+        return primary
+    if isinstance(display_id, bool) or not isinstance(display_id, (int, np.integer)):
+        raise ValueError(f"display_id must be an integer or None, got {display_id!r}")
+    for display in displays:
+        if display.id == display_id:
+            return display
+    known = [d.id for d in displays]
+    raise ValueError(f"unknown display id {display_id!r}; this screen has displays {known}")
+
+
+def resolve_display(
+    display_id: int | None = None, *, displays: Sequence[Display] | None = None
+) -> Display:
+    """The display with ``display_id``; None -> the primary (warned once when ambiguous)."""
+    return _resolve(display_id, displays, stacklevel=2)
+
+
+def _scale_divisor(display: Display, coord_source: str) -> float:
+    if coord_source not in COORD_SOURCES:
+        raise ValueError(f"coord_source must be one of {COORD_SOURCES}, got {coord_source!r}")
+    return display.scale_factor if coord_source == "backing" else 1.0
+
+
+def local_to_global(
+    display_id: int | None,
+    x: object,
+    y: object,
+    coord_source: str = "logical",
+    *,
+    displays: Sequence[Display] | None = None,
+) -> tuple[int, int]:
+    """Display-local point -> global (root window) pixel: ``origin + round(local / divisor)``.
+
+    The divisor is 1 for ``coord_source="logical"`` and ``scale_factor`` for ``"backing"``
+    (coordinates chosen on a backing-store capture); floats round half to even. The point is
+    not clamped: call ``clamp_to_display`` first when it may lie outside the display.
+    """
+    display = _resolve(display_id, displays, stacklevel=2)
+    divisor = _scale_divisor(display, coord_source)
+    x, y = _number(x, "x"), _number(y, "y")
+    left, top = display.origin
+    if divisor == 1.0:
+        return left + round(x), top + round(y)
+    try:
+        return left + _round(x / divisor, "x"), top + _round(y / divisor, "y")
+    except OverflowError:
+        raise ValueError(f"({x}, {y}) overflows float64 when scaled") from None
+
+
+def _pixel(value: object, name: str) -> int:
+    number = _number(value, name)
+    return number if isinstance(number, int) else math.floor(number)
+
+
+def global_to_local(
+    x: object, y: object, *, displays: Sequence[Display] | None = None
+) -> LocalPoint | None:
+    """Global pixel -> ``LocalPoint(display_id, x, y)`` on the first display holding it.
+
+    Containment is half-open (the pixel just right of a display belongs to the next one); a
+    fractional position belongs to the pixel it lies in (floor). None outside every display.
+    """
+    displays = _display_list(displays)
+    px, py = _pixel(x, "x"), _pixel(y, "y")
+    for display in displays:
+        if display.contains(px, py):
+            return LocalPoint(display.id, px - display.bounds[0], py - display.bounds[1])
+    return None
+
+
+def clamp_to_display(
+    display_id: int | None, x: object, y: object, *, displays: Sequence[Display] | None = None
+) -> tuple[int, int]:
+    """Clamp a display-local point into [0, w-1] x [0, h-1] of that display (logical pixels).
+
+    Coerces model junk like ``clamp_to_screen`` does (numeric strings, floats rounded).
+    """
+    display = _resolve(display_id, displays, stacklevel=2)
+    return clamp_to_screen(x, y, display.size)
+
+
+# -- batched forms --------------------------------------------------------------------------
+
+
+def local_points_to_global(
+    display_id: int | None,
+    points: object,
+    coord_source: str = "logical",
+    *,
+    displays: Sequence[Display] | None = None,
+    threads: int = 1,
+) -> np.ndarray:
+    """``local_to_global`` over an (N, 2) float64 or integer array -> int32 (N, 2)."""
+    display = _resolve(display_id, displays, stacklevel=2)
+    divisor = _scale_divisor(display, coord_source)
+    left, top = display.origin
+    return _map(points, _axis(1, divisor, out_off=left), _axis(1, divisor, out_off=top), threads)
+
+
+def global_points_to_local(
+    points: object, *, displays: Sequence[Display] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``global_to_local`` over an (N, 2) array -> (ids int32 (N,), local int32 (N, 2)).
+
+    Rows outside every display get id -1 and local (-1, -1).
+    """
+    displays = _display_list(displays)
+    array = _as_points(points)
+    rects = np.array([d.bounds for d in displays], dtype=np.int64)
+    ids = np.array([d.id for d in displays], dtype=np.int64)
+    if ids.max() > _INT32[1]:
+        raise ValueError(f"display ids must fit int32 for the batched form, got {ids.tolist()}")
+    out_ids = np.empty(len(array), dtype=np.int32)
+    out_local = np.empty((len(array), 2), dtype=np.int32)
+    row = _coords.locate_points(array, rects, ids.astype(np.int32), out_ids, out_local)
+    if row >= 0:
+        raise ValueError(f"points row {row} {array[row].tolist()} is not finite")
+    return out_ids, out_local
