@@ -1,0 +1,318 @@
+"""Loop flags over whole recorded trajectories: the batched form of :class:`LoopDetector`.
+
+Flag ``t`` of every function here is what a streaming ``LoopDetector`` (with ``history >= window``)
+answers right after step ``t`` was recorded, so a host can re-check millions of logged steps in
+milliseconds and get the same verdicts its live loop would have given.
+
+The arrays are integer-coded:
+
+* ``kind`` — drift kind per step: 0 for actions that cannot drift, ``1..len(DRIFT_KINDS)`` for
+  :data:`~mantis_fast.loop_detector.DRIFT_KINDS` in order (or the action type names themselves).
+* ``action_id`` — equal ids on consecutive steps mean identical actions (type and params).
+* ``state`` — equal codes on consecutive steps mean the same (frame hash, URL); a negative code
+  means no frame was seen at that step, which never forms a state loop.
+
+:meth:`Trajectory.from_actions` builds all of them from the same action forms the streaming
+detector accepts.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mantis_fast import _loop
+from mantis_fast.loop_detector import (
+    _DRIFT_CODE,
+    DRIFT_KINDS,
+    _check_click_tol,
+    _sample,
+    adaptive_click_tol_enabled,
+    effective_click_tol,
+)
+
+__all__ = [
+    "Trajectory",
+    "drift_loop_flags",
+    "encode_drift_kinds",
+    "repeat_loop_flags",
+    "state_loop_flags",
+]
+
+
+def _check_window(window: Any) -> int:
+    if isinstance(window, bool):
+        raise ValueError(f"window must be an int >= 2, got {window!r}")
+    try:
+        window = operator.index(window)
+    except TypeError:
+        raise ValueError(f"window must be an int >= 2, got {window!r:.80}") from None
+    if window < 2:
+        raise ValueError(f"window must be an int >= 2, got {window}")
+    return window
+
+
+def _array_1d(name: str, values: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{name} must be a 1-D array, got {type(values).__name__}: {exc}"
+        ) from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape} ({arr.dtype})")
+    return arr
+
+
+def _finite_float64(name: str, values: Any) -> np.ndarray:
+    arr = _array_1d(name, values)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    # A finite sum proves every value finite (NaN and inf propagate); only then is it cheap.
+    with np.errstate(all="ignore"):  # overflow of huge finite values only sends us the slow way
+        total = np.add.reduce(arr)
+    if not np.isfinite(total):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"{name} must be finite, got {arr[i]} at index {i}")
+    return arr
+
+
+def _int64_codes(name: str, values: Any) -> np.ndarray:
+    arr = _array_1d(name, values)
+    if arr.size == 0:  # np.asarray([]) is float64: an empty list is still an empty trajectory
+        return np.empty(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must hold integer codes, got dtype {arr.dtype}")
+    # uint64 -> int64 wraps, which keeps equal codes equal and distinct codes distinct.
+    return np.ascontiguousarray(arr.astype(np.int64, copy=False))
+
+
+def _same_length(**arrays: np.ndarray) -> int:
+    lengths = {name: len(arr) for name, arr in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{name}={n}" for name, n in lengths.items())
+        raise ValueError(f"arrays must have the same length, got {shown}")
+    return next(iter(lengths.values()))
+
+
+def encode_drift_kinds(kinds: Any) -> np.ndarray:
+    """int8 drift codes from action type names or from codes (validated).
+
+    Names are matched case-insensitively; a name outside ``DRIFT_KINDS`` is an action that cannot
+    drift (code 0). Integer codes outside ``0..len(DRIFT_KINDS)`` raise ValueError.
+    """
+    arr = _array_1d("kind", kinds)
+    if arr.size == 0:
+        return np.empty(0, dtype=np.int8)
+    if arr.dtype.kind in "iu":
+        if arr.min() < 0 or arr.max() > len(DRIFT_KINDS):
+            bad = (arr < 0) | (arr > len(DRIFT_KINDS))
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"kind: unknown action kind code {arr[i]} at index {i}; expected 0 (cannot drift) "
+                f"or 1..{len(DRIFT_KINDS)} for {', '.join(DRIFT_KINDS)}"
+            )
+        return np.ascontiguousarray(arr, dtype=np.int8)
+    if arr.dtype.kind in "UO":
+        codes = np.empty(len(arr), dtype=np.int8)
+        for i, name in enumerate(arr.tolist()):
+            if not isinstance(name, str):
+                raise ValueError(f"kind: expected action type names, got {name!r:.80} at index {i}")
+            codes[i] = _DRIFT_CODE.get(name.lower(), 0)
+        return codes
+    raise ValueError(f"kind must hold integer codes or action type names, got dtype {arr.dtype}")
+
+
+def _tolerances(tol: Any, n: int) -> np.ndarray:
+    """float64 (n,) tolerances from a scalar (broadcast, no copy) or a per-step array."""
+    try:
+        arr = np.asarray(tol)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"tol must be a number or a 1-D array, got {type(tol).__name__}: {exc}"
+        ) from None
+    scalar = arr.ndim == 0
+    arr = _finite_float64("tol", arr.reshape(1) if scalar else arr)
+    if not scalar and len(arr) != n:
+        raise ValueError(f"tol must be a scalar or hold one value per step ({n}), got {len(arr)}")
+    if len(arr) and arr.min() < 0:
+        i = int(np.argmax(arr < 0))
+        raise ValueError(f"tol must be >= 0, got {arr[i]} at index {i}")
+    return np.broadcast_to(arr, (n,)) if scalar else arr
+
+
+def _bool_mask(name: str, values: Any, n: int) -> np.ndarray:
+    if values is None:
+        return np.zeros(n, dtype=np.uint8)
+    arr = _array_1d(name, values)
+    if arr.dtype.kind == "b":
+        return np.ascontiguousarray(arr, dtype=np.uint8)
+    if arr.dtype.kind in "iu" and ((arr == 0) | (arr == 1)).all():
+        return np.ascontiguousarray(arr, dtype=np.uint8)
+    raise ValueError(f"{name} must be a boolean mask, got dtype {arr.dtype}")
+
+
+def drift_loop_flags(x: Any, y: Any, kind: Any, tol: Any, window: int) -> np.ndarray:
+    """bool (T,): the window ending at each step is a drift loop.
+
+    ``x``, ``y``: the action points (a drag's start point), finite. ``kind``: drift codes or action
+    type names (see :func:`encode_drift_kinds`). ``tol``: the effective tolerance of each step as a
+    window's first sample, a scalar or one per step, >= 0. Window ``[f, t]`` is a loop when all its
+    steps share one non-zero kind and ``|x[i] - x[f]| <= tol[f]`` and ``|y[i] - y[f]| <= tol[f]``.
+    O(T) whatever the window, without the GIL, spread over threads when built with OpenMP.
+    """
+    window = _check_window(window)
+    xs = _finite_float64("x", x)
+    ys = _finite_float64("y", y)
+    kinds = encode_drift_kinds(kind)
+    n = _same_length(x=xs, y=ys, kind=kinds)
+    tols = _tolerances(tol, n)
+    out = np.zeros(n, dtype=np.uint8)
+    _loop.drift_flags(xs, ys, kinds, tols, window, out)
+    return out.view(np.bool_)
+
+
+def repeat_loop_flags(
+    action_id: Any, window: int, *, scroll: Any = None, state: Any = None
+) -> np.ndarray:
+    """bool (T,): the last ``window`` actions are identical, i.e. their ids are equal.
+
+    A window of identical scroll-like actions (``scroll`` mask) is not a loop when ``state`` changed
+    at each of its ``window - 1`` steps (the page was still moving). Without ``state`` nothing is
+    known to change, so repeated scrolls count as loops, as in the streaming detector.
+    """
+    window = _check_window(window)
+    ids = _int64_codes("action_id", action_id)
+    n = len(ids)
+    scrolls = _bool_mask("scroll", scroll, n)
+    states = np.zeros(n, dtype=np.int64) if state is None else _int64_codes("state", state)
+    _same_length(action_id=ids, scroll=scrolls, state=states)
+    out = np.zeros(n, dtype=np.uint8)
+    _loop.repeat_flags(ids, scrolls, states, window, out)
+    return out.view(np.bool_)
+
+
+def state_loop_flags(state: Any, window: int) -> np.ndarray:
+    """bool (T,): the last ``window`` steps share one non-negative state code."""
+    window = _check_window(window)
+    states = _int64_codes("state", state)
+    out = np.zeros(len(states), dtype=np.uint8)
+    _loop.state_flags(states, window, out)
+    return out.view(np.bool_)
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """A recorded trajectory as the integer-coded arrays the batched loop flags take.
+
+    Build it with :meth:`from_actions`, or directly from arrays (validated like the functions).
+    """
+
+    x: np.ndarray  # float64 (T,), a drift step's point (0.0 elsewhere)
+    y: np.ndarray  # float64 (T,)
+    kind: np.ndarray  # int8 (T,), drift codes
+    tol: np.ndarray  # float64 (T,), effective click tolerance as a window's first sample
+    action_id: np.ndarray  # int64 (T,), equal on consecutive identical actions
+    scroll: np.ndarray  # bool (T,), scroll-like action
+    state: np.ndarray  # int64 (T,), equal on consecutive equal (frame hash, URL); < 0: no frame
+
+    def __post_init__(self) -> None:
+        xs = _finite_float64("x", self.x)
+        ys = _finite_float64("y", self.y)
+        kinds = encode_drift_kinds(self.kind)
+        ids = _int64_codes("action_id", self.action_id)
+        states = _int64_codes("state", self.state)
+        n = _same_length(x=xs, y=ys, kind=kinds, action_id=ids, state=states)
+        fields = {
+            "x": xs,
+            "y": ys,
+            "kind": kinds,
+            "tol": np.ascontiguousarray(_tolerances(self.tol, n)),
+            "action_id": ids,
+            "scroll": _bool_mask("scroll", self.scroll, n).view(np.bool_),
+            "state": states,
+        }
+        for name, arr in fields.items():
+            view = arr.view()  # read-only view: the caller's own array stays writable
+            view.flags.writeable = False
+            object.__setattr__(self, name, view)
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    @classmethod
+    def from_actions(
+        cls,
+        actions: Iterable[Any],
+        *,
+        urls: Sequence[str | None] | None = None,
+        frames: Sequence[Any] | None = None,
+        click_tol_px: float = 8,
+        adaptive: bool | None = None,
+    ) -> Trajectory:
+        """Encode actions (any form :func:`~mantis_fast.loop_detector.normalize_action` takes).
+
+        ``urls`` and ``frames`` (hash strings, images or None) go step by step with the actions;
+        ``click_tol_px`` and ``adaptive`` mean what they mean for ``LoopDetector``.
+        """
+        actions = list(actions)
+        n = len(actions)
+        urls = [""] * n if urls is None else list(urls)
+        frames = [None] * n if frames is None else list(frames)
+        if len(urls) != n or len(frames) != n:
+            raise ValueError(
+                f"arrays must have the same length, got actions={n}, urls={len(urls)}, "
+                f"frames={len(frames)}"
+            )
+        _check_click_tol(click_tol_px)
+        if adaptive not in (True, False, None):
+            raise ValueError(f"adaptive must be True, False or None, got {adaptive!r}")
+        adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
+
+        xs = np.zeros(n, dtype=np.float64)
+        ys = np.zeros(n, dtype=np.float64)
+        kinds = np.zeros(n, dtype=np.int8)
+        tols = np.full(n, float(click_tol_px), dtype=np.float64)
+        ids = np.zeros(n, dtype=np.int64)
+        scrolls = np.zeros(n, dtype=np.bool_)
+        states = np.zeros(n, dtype=np.int64)
+        action_run = state_run = 0
+        previous = None
+        for t, (action, url, frame) in enumerate(zip(actions, urls, frames, strict=True)):
+            kind, code, x, y, reasoning, signature, frame_hash, url = _sample(action, url, frame)
+            if code:
+                kinds[t], xs[t], ys[t] = code, x, y
+                tols[t] = effective_click_tol(click_tol_px, reasoning, adaptive)
+            scrolls[t] = "scroll" in kind
+            if previous is not None:
+                if signature != previous[0]:
+                    action_run += 1
+                if (frame_hash, url) != previous[1]:
+                    state_run += 1
+            ids[t] = action_run
+            states[t] = state_run if frame_hash is not None else -1 - state_run
+            previous = (signature, (frame_hash, url))
+        return cls(xs, ys, kinds, tols, ids, scrolls, states)
+
+    def drift_flags(self, window: int) -> np.ndarray:
+        """:func:`drift_loop_flags` of this trajectory."""
+        return drift_loop_flags(self.x, self.y, self.kind, self.tol, window)
+
+    def repeat_flags(self, window: int) -> np.ndarray:
+        """:func:`repeat_loop_flags` of this trajectory."""
+        return repeat_loop_flags(self.action_id, window, scroll=self.scroll, state=self.state)
+
+    def state_flags(self, window: int) -> np.ndarray:
+        """:func:`state_loop_flags` of this trajectory."""
+        return state_loop_flags(self.state, window)
+
+    def any_flags(self, window: int) -> np.ndarray:
+        """Any of the three loop kinds at each step."""
+        return self.drift_flags(window) | self.repeat_flags(window) | self.state_flags(window)
