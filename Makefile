@@ -7,8 +7,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-SYSTEM_BINARIES := Xvfb xdotool xrandr
-SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk
+SYSTEM_BINARIES := Xvfb xdotool xrandr chromium
+SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core
 
 .PHONY: test demo bench lint build system-deps clean
 

@@ -1,0 +1,229 @@
+"""Crop/resize/convert, encoders and frame hashing, side by side with Pillow and OpenCV.
+
+    .venv/bin/python -m pytest benchmarks/bench_image.py --benchmark-only -p no:cacheprovider
+
+Frames are synthetic screens (panels, gradients, sharp text, a photo-like patch) made with
+numpy: no X server needed. Each mantis_fast resize records in ``extra_info`` the fraction of
+the memory-bandwidth limit it reaches: bytes read + written per call divided by the rate
+``np.copyto`` moves a frame, over the measured time.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from mantis_fast.encode import DEFLATERS, encode_jpeg, encode_png
+from mantis_fast.frames import changed_bbox, frame_hash
+from mantis_fast.image import resize
+from mantis_fast.sizing import qwen_size
+
+
+def screen_frame(height: int, width: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    frame = np.empty((height, width, 4), np.uint8)
+    frame[:] = (243, 240, 238, 0)
+    frame[: height // 20] = (48, 42, 40, 0)  # title bar
+    frame[:, : width // 6, :3] = np.linspace(40, 90, height, dtype=np.uint8)[:, None, None]
+    text = rng.random((height, width)) < 0.12  # glyph-like speckle in lines
+    lines = (np.arange(height) // 9) % 3 != 2
+    frame[(text & lines[:, None]) & (np.arange(width) > width // 6)] = (20, 20, 20, 0)
+    ph, pw = height // 3, width // 4
+    frame[-ph:, -pw:, :3] = rng.integers(0, 256, (ph, pw, 3))  # photo-like patch
+    frame[height // 2 : height // 2 + 40, width // 3 :] = np.linspace(
+        0, 255, width - width // 3, dtype=np.uint8
+    )[None, :, None]
+    return frame
+
+
+FRAMES = {"1080p": screen_frame(1080, 1920), "4K": screen_frame(2160, 3840)}
+CASES = {
+    "1080p->1280x720": ("1080p", (1280, 720)),
+    "4K->1280x720": ("4K", (1280, 720)),
+    "1080p->qwen(max_pixels=1280*28*28)": ("1080p", qwen_size((1920, 1080), max_pixels=1280 * 784)),
+    "1080p->2x(960x540)": ("1080p", (960, 540)),
+}
+
+
+@pytest.fixture(scope="module")
+def copy_rate() -> dict[str, float]:
+    """Bytes per second np.copyto moves (read + write) for each frame: the bandwidth limit
+    under the same conditions as the resizes (the same frame, read over and over)."""
+    rates = {}
+    for name, src in FRAMES.items():
+        dst = np.empty_like(src)
+        times = []
+        for _ in range(30):
+            start = time.perf_counter()
+            np.copyto(dst, src)
+            times.append(time.perf_counter() - start)
+        rates[name] = 2 * src.nbytes / float(np.median(times))
+    return rates
+
+
+@pytest.fixture
+def cv2_threads():
+    cv2 = pytest.importorskip("cv2")
+    previous = cv2.getNumThreads()
+    yield cv2
+    cv2.setNumThreads(previous)
+
+
+def _record_bandwidth(benchmark, copy_rate: float, bytes_moved: int) -> None:
+    if benchmark.stats is None:  # benchmarks disabled: the call ran once, untimed
+        return
+    median = benchmark.stats.stats.median
+    benchmark.extra_info["bytes_moved"] = bytes_moved
+    benchmark.extra_info["bandwidth_fraction"] = round(bytes_moved / median / copy_rate, 3)
+
+
+# -- resize ----------------------------------------------------------------------------------
+
+
+def _resize_case(benchmark, case: str):
+    frame_name, size = CASES[case]
+    benchmark.group = f"resize {case}"
+    return FRAMES[frame_name], size
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_mantis_area(benchmark, case, threads, copy_rate):
+    frame, size = _resize_case(benchmark, case)
+    out = np.empty((size[1], size[0], 3), np.uint8)
+    benchmark(resize, frame, size, out=out, threads=threads)
+    _record_bandwidth(benchmark, copy_rate[CASES[case][0]], frame.nbytes + out.nbytes)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_mantis_bilinear(benchmark, case):
+    frame, size = _resize_case(benchmark, case)
+    out = np.empty((size[1], size[0], 3), np.uint8)
+    benchmark(resize, frame, size, out=out, method="bilinear")
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("resample", ["BOX", "BILINEAR"])
+def test_pillow(benchmark, case, resample):
+    frame, size = _resize_case(benchmark, case)
+    height, width = frame.shape[:2]
+    method = getattr(Image.Resampling, resample)
+
+    def pillow():
+        return Image.frombuffer("RGB", (width, height), frame, "raw", "BGRX", 0, 1).resize(
+            size, method
+        )
+
+    benchmark(pillow)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("threads", ["1 thread", "default threads"])
+def test_opencv_area(benchmark, case, threads, cv2_threads):
+    cv2 = cv2_threads
+    frame, size = _resize_case(benchmark, case)
+    if threads == "1 thread":
+        cv2.setNumThreads(1)
+
+    def opencv():
+        return cv2.cvtColor(
+            cv2.resize(frame, size, interpolation=cv2.INTER_AREA), cv2.COLOR_BGRA2RGB
+        )
+
+    benchmark(opencv)
+
+
+def test_copy_reference(benchmark):
+    """np.copyto of the 1080p frame: the floor any full read of it can reach."""
+    benchmark.group = "resize 1080p->1280x720"
+    frame = FRAMES["1080p"]
+    dst = np.empty_like(frame)
+    benchmark(np.copyto, dst, frame)
+
+
+# -- encoders --------------------------------------------------------------------------------
+
+SCREEN_720P = screen_frame(720, 1280, seed=1)
+
+
+@pytest.mark.parametrize("deflate", list(DEFLATERS))
+def test_mantis_png(benchmark, deflate):
+    benchmark.group = "encode PNG 1280x720"
+    data = benchmark(encode_png, SCREEN_720P, deflate=deflate)
+    benchmark.extra_info["bytes"] = len(data)
+
+
+@pytest.mark.parametrize("compress_level", [None, 1])
+def test_pillow_png(benchmark, compress_level):
+    benchmark.group = "encode PNG 1280x720"
+    options = {} if compress_level is None else {"compress_level": compress_level}
+
+    def pillow():
+        buffer = io.BytesIO()
+        Image.frombuffer("RGB", (1280, 720), SCREEN_720P, "raw", "BGRX", 0, 1).save(
+            buffer, "PNG", **options
+        )
+        return buffer.getvalue()
+
+    benchmark.extra_info["bytes"] = len(benchmark(pillow))
+
+
+def test_mantis_jpeg(benchmark):
+    benchmark.group = "encode JPEG 1280x720"
+    benchmark.extra_info["bytes"] = len(benchmark(encode_jpeg, SCREEN_720P, quality=75))
+
+
+def test_pillow_jpeg(benchmark):
+    benchmark.group = "encode JPEG 1280x720"
+
+    def pillow():
+        buffer = io.BytesIO()
+        Image.frombuffer("RGB", (1280, 720), SCREEN_720P, "raw", "BGRX", 0, 1).save(buffer, "JPEG")
+        return buffer.getvalue()
+
+    benchmark.extra_info["bytes"] = len(benchmark(pillow))
+
+
+# -- frame hash and diff ---------------------------------------------------------------------
+
+
+def test_frame_hash(benchmark):
+    benchmark.group = "frame hash 1080p"
+    benchmark(frame_hash, FRAMES["1080p"])
+
+
+def test_numpy_grey_thumbnail(benchmark):
+    """The obvious numpy way to the same 9x8 grey thumbnail: full-size float grey, then means."""
+    benchmark.group = "frame hash 1080p"
+    frame = FRAMES["1080p"]
+
+    def numpy_thumbnail():
+        grey = frame[..., 2] * 0.299 + frame[..., 1] * 0.587 + frame[..., 0] * 0.114
+        return grey[:1080, :1917].reshape(8, 135, 9, 213).mean(axis=(1, 3))
+
+    benchmark(numpy_thumbnail)
+
+
+def test_changed_bbox_one_pixel(benchmark):
+    benchmark.group = "changed bbox 1080p, one pixel changed"
+    a = FRAMES["1080p"]
+    b = a.copy()
+    b[540, 960, 1] ^= 1
+    assert benchmark(changed_bbox, a, b) == (960, 540, 1, 1)
+
+
+def test_numpy_changed_bbox_one_pixel(benchmark):
+    benchmark.group = "changed bbox 1080p, one pixel changed"
+    a = FRAMES["1080p"]
+    b = a.copy()
+    b[540, 960, 1] ^= 1
+
+    def numpy_bbox():
+        ys, xs = np.nonzero((a != b).any(axis=2))
+        return int(xs.min()), int(ys.min()), int(np.ptp(xs)) + 1, int(np.ptp(ys)) + 1
+
+    assert benchmark(numpy_bbox) == (960, 540, 1, 1)

@@ -1,0 +1,69 @@
+# Stub for the compiled module built from src_cython/_resize.pyx (Cython types as comments).
+# Images are 2-D byte-row views: src (H, W * channels), out (out_h, out_w * out_channels),
+# any row stride, contiguous bytes within a row. Callers validate everything first.
+
+import numpy as np
+
+def max_threads() -> int: ...
+def simd_available() -> bool: ...
+def area_axis(
+    src_len: int,  # Py_ssize_t
+    dst_len: int,  # Py_ssize_t
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+    """(start int32[dst], count int32[dst], weight uint32[dst, taps], denominator,
+    pairs int16[dst, npairs, 8])"""
+
+def area_rounding(denominator: int) -> tuple[int, int]: ...  # uint64_t -> (multiplier, shift)
+def area_rounding16(denominator: int) -> tuple[int, int]: ...  # (0, 0) when denominator > 64
+def bilinear_axis(src_len: int, dst_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """(left int32[dst], frac uint32[dst] in 1/2048ths)"""
+
+def nearest_axis(src_len: int, dst_len: int) -> np.ndarray: ...  # int32[dst]
+def resize_area(
+    src: np.ndarray,  # const uint8_t[:, :]
+    out: np.ndarray,  # uint8_t[:, :]
+    crop_x: int,
+    crop_y: int,
+    crop_w: int,
+    crop_h: int,
+    x_axis: tuple,  # area_axis(crop_w, out_w)
+    y_axis: tuple,  # area_axis(crop_h, out_h)
+    swap_rb: bool,
+    keep: int,  # uint32_t
+    fill: int,  # uint32_t
+    channels: int,
+    out_channels: int,
+    threads: int,
+    simd: bool = True,
+) -> None: ...
+def resize_bilinear(
+    src: np.ndarray,  # const uint8_t[:, :]
+    out: np.ndarray,  # uint8_t[:, :]
+    crop_x: int,
+    crop_y: int,
+    crop_w: int,
+    crop_h: int,
+    x_axis: tuple,  # bilinear_axis(crop_w, out_w)
+    y_axis: tuple,  # bilinear_axis(crop_h, out_h)
+    swap_rb: bool,
+    keep: int,
+    fill: int,
+    channels: int,
+    out_channels: int,
+    threads: int,
+) -> None: ...
+def resize_nearest(
+    src: np.ndarray,  # const uint8_t[:, :]
+    out: np.ndarray,  # uint8_t[:, :]
+    crop_x: int,
+    crop_y: int,
+    xi: np.ndarray,  # const int32_t[::1]
+    yi: np.ndarray,  # const int32_t[::1]
+    swap_rb: bool,
+    keep: int,
+    fill: int,
+    channels: int,
+    out_channels: int,
+    threads: int,
+    simd: bool = True,
+) -> None: ...

@@ -1,0 +1,131 @@
+"""Is this the same screen as before, and if not, where did it change?
+
+``frame_hash(frame)`` names a frame with 17 hex characters: a 64-bit difference hash (dHash) of
+a 9x8 grey thumbnail followed by a 4-bit brightness bucket. Equal screens give equal hashes on
+every run and machine (integer arithmetic only); a blinking caret or a clock tick usually does
+not change the hash, a new page does. The loop detector compares these to spot an agent that
+keeps looking at the same state.
+
+``changed_bbox(a, b)`` is the bounding rectangle ``(x, y, width, height)`` of the pixels that
+differ between two frames, or ``None`` when they are byte-identical.
+
+Definitions (so other tools can reproduce a hash):
+
+- Thumbnail cell ``(r, c)`` for ``r < 8, c < 9`` covers rows ``floor(r*H/8)`` up to
+  ``max(that + 1, floor((r+1)*H/8))`` (exclusive) and columns likewise with 9: a partition of
+  the frame once it is at least 9x8, never an empty cell below that.
+- Grey is ITU-R BT.601 luma, ``299 R + 587 G + 114 B`` (thousandths); a cell's value is its
+  mean grey. Bit ``8r + c`` counted from the most significant is set when cell ``(r, c + 1)``
+  is strictly brighter than cell ``(r, c)`` (compared exactly, as fractions).
+- The bucket is ``floor(mean grey of the whole frame / 16)``, 0..15.
+- Inputs: uint8 ``(H, W, 4)`` (``src_format`` ``"BGRX"``/``"BGRA"`` by default, as captured;
+  the fourth byte never matters), ``(H, W, 3)`` (``"RGB"`` by default) or grey ``(H, W)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mantis_fast import _diff
+from mantis_fast.image import channel_format, describe
+
+HASH_COLUMNS = 9
+HASH_ROWS = 8
+GREY_WEIGHTS = {"R": 299, "G": 587, "B": 114}
+_MAX_ROWS = 16843008  # 32-bit column totals in the kernel: 255 * rows < 2**32
+# One thread: a 1080p frame takes well under a millisecond, and the loop detector hashes every
+# step while the rest of the agent (capture, model client) wants the other cores.
+_THREADS = 1
+
+
+def _check_frame(img: Any, what: str) -> np.ndarray:
+    """A uint8 (H, W), (H, W, 3) or (H, W, 4) array as a 2-D byte-row view."""
+    if (
+        not isinstance(img, np.ndarray)
+        or img.dtype != np.uint8
+        or img.ndim not in (2, 3)
+        or (img.ndim == 3 and img.shape[2] not in (3, 4))
+    ):
+        raise ValueError(
+            f"{what}: expected uint8 (H, W, 4) BGRA, (H, W, 3) or (H, W) grey, got {describe(img)}"
+        )
+    if img.shape[0] < 1 or img.shape[1] < 1:
+        raise ValueError(f"{what}: frame is empty, shape {img.shape}")
+    channels = 1 if img.ndim == 2 else img.shape[2]
+    if img.strides[-1] != 1 or (img.ndim == 3 and img.strides[1] != channels):
+        raise ValueError(
+            f"{what}: frame must have C-contiguous pixels, "
+            f"but strides are {img.strides!r} for shape {img.shape!r}"
+        )
+    if img.shape[0] > _MAX_ROWS:
+        raise ValueError(f"{what}: {img.shape[0]} rows is more than {_MAX_ROWS}")
+    return img.reshape(img.shape[0], img.shape[1] * channels)
+
+
+def _bounds(length: int, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.array([k * length // cells for k in range(cells)], np.int32)
+    hi = np.array(
+        [max(k * length // cells + 1, (k + 1) * length // cells) for k in range(cells)], np.int32
+    )
+    return lo, hi
+
+
+def _grey_sums(img: np.ndarray, src_format: str | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Cell grey sums (thousandths) and pixel counts of the 9x8 grid, and the frame's total."""
+    rows = _check_frame(img, "frame")
+    height, width = img.shape[:2]
+    channels = 1 if img.ndim == 2 else img.shape[2]
+    if channels == 1:
+        weights = np.array([1000], np.uint64)
+    else:
+        order = channel_format(src_format, channels)
+        weights = np.array([GREY_WEIGHTS.get(name, 0) for name in order], np.uint64)
+    col_lo, col_hi = _bounds(width, HASH_COLUMNS)
+    row_lo, row_hi = _bounds(height, HASH_ROWS)
+    sums = _diff.block_sums(rows, channels, col_lo, col_hi, row_lo, row_hi, _THREADS)
+    grey = (sums * weights).sum(axis=2)
+    counts = np.outer(row_hi - row_lo, col_hi - col_lo).astype(np.uint64)
+    if width >= HASH_COLUMNS and height >= HASH_ROWS:  # the cells partition the frame
+        total = int(grey.sum())
+    else:
+        one = np.array([0], np.int32)
+        whole = _diff.block_sums(
+            rows, channels, one, np.array([width], np.int32), one, np.array([height], np.int32), 1
+        )
+        total = int((whole * weights).sum())
+    return grey, counts, total
+
+
+def hash_thumbnail(img: np.ndarray, *, src_format: str | None = None) -> np.ndarray:
+    """The 8x9 mean-grey thumbnail (float64, 0..255) that ``frame_hash`` compares."""
+    grey, counts, _ = _grey_sums(img, src_format)
+    return grey.astype(np.float64) / (1000.0 * counts.astype(np.float64))
+
+
+def frame_hash(img: np.ndarray, *, src_format: str | None = None) -> str:
+    """17 hex characters: the 64-bit dHash of the 9x8 grey thumbnail, then the brightness
+    bucket (see the module docstring for the exact definition)."""
+    grey, counts, total = _grey_sums(img, src_format)
+    g = grey.tolist()
+    n = counts.tolist()
+    bits = 0
+    for r in range(HASH_ROWS):
+        for c in range(HASH_COLUMNS - 1):
+            brighter = g[r][c + 1] * n[r][c] > g[r][c] * n[r][c + 1]
+            bits = (bits << 1) | brighter
+    bucket = min(15, total // (16 * 1000 * img.shape[0] * img.shape[1]))
+    return f"{bits:016x}{bucket:x}"
+
+
+def changed_bbox(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int] | None:
+    """``(x, y, width, height)`` of the pixels where ``a`` and ``b`` differ in any byte, or
+    None when the frames are byte-identical. Both must have the same shape (uint8 (H, W, C)
+    or (H, W)); row strides may differ (crop views, zero-copy captures)."""
+    rows_a = _check_frame(a, "a")
+    rows_b = _check_frame(b, "b")
+    if a.shape != b.shape:
+        raise ValueError(f"frames differ in shape: a is {a.shape}, b is {b.shape}")
+    channels = 1 if a.ndim == 2 else a.shape[2]
+    return _diff.changed_bbox(rows_a, rows_b, channels)

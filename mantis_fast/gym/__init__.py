@@ -1,0 +1,24 @@
+"""Gym-style environment and runner for computer-use agents on an X display (source doc 000).
+
+``XdotoolGymEnv`` runs an app on a private Xvfb, captures it with the zero-copy capture, and
+dispatches the brain's actions through in-process XTest (or xdotool). ``GymRunner`` drives a
+brain through an episode with loop detection and per-step timings.
+"""
+
+from ..coords import scale_brain_to_display
+from .actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from .env import GymEnvironment, XdotoolGymEnv
+from .runner import Brain, EpisodeResult, GymRunner
+
+__all__ = [
+    "SPATIAL_ACTIONS",
+    "Action",
+    "ActionType",
+    "Brain",
+    "EpisodeResult",
+    "GymEnvironment",
+    "GymResult",
+    "GymRunner",
+    "XdotoolGymEnv",
+    "scale_brain_to_display",
+]

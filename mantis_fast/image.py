@@ -1,0 +1,277 @@
+"""Crop, resize and colour-convert a captured frame into the image a vision-language model sees.
+
+One call, one pass over the pixels (``mantis_fast._resize``, no GIL, OpenMP threads when built
+with them)::
+
+    from mantis_fast.image import resize
+    rgb = resize(frame, (1280, 720))                      # BGRA capture -> RGB, exact area
+    rgb = resize(frame, (640, 360), crop=(0, 0, 960, 540))  # top-left quarter
+    resize(frame, (1280, 720), out=buffer)                # no allocation in a hot loop
+
+Contract:
+
+- ``src`` is uint8 ``(H, W, 4)`` (``src_format`` ``"BGRX"`` by default: the fourth byte is X11's
+  padding and output alpha is 255; ``"BGRA"``/``"RGBA"`` resample a real alpha channel,
+  ``"RGBX"`` is the padded RGB order) or ``(H, W, 3)`` (``"RGB"`` by default, or ``"BGR"``).
+  Pixels must be C-contiguous; rows may have any stride, so crop views and flipped views need
+  no copy.
+- ``size`` is the output ``(width, height)``; ``crop`` is ``(x, y, width, height)`` in source
+  pixels, applied first. Sizes are 1..16384.
+- ``method="area"``: each output pixel is the exact coverage-weighted average of the crop cell
+  it covers, rounded half up (``floor(average + 0.5)``), bit-exact for every geometry; this is
+  also a well-defined area interpolation when upscaling. ``"bilinear"``: two taps per axis at
+  half-pixel centres (OpenCV ``INTER_LINEAR`` geometry, 11-bit weights, within 1 LSB of the
+  float result; it aliases when shrinking by more than 2x). ``"nearest"``: output ``j`` takes
+  source ``floor((j + 0.5) * crop_w / out_w)`` exactly. Channels (alpha included) are resampled
+  independently, never premultiplied.
+- ``out_format`` is ``"RGB"``, ``"BGR"``, ``"RGBA"``, ``"BGRA"`` or ``"L"`` (BT.601 luma of the
+  resampled RGB, Pillow's ``convert("L")`` formula). ``out`` may be a preallocated uint8 array
+  of shape ``(h, w, channels)`` (``(h, w)`` for ``"L"``) with contiguous pixels.
+- ``threads`` defaults to 1. A frame takes a few milliseconds on one core, and a team of
+  threads must all reach the end of the frame before the call returns: when another process
+  holds a core (Xvfb, the browser, the model client on an agent host) that join waits for the
+  scheduler, often longer than the whole resize. ``threads=2`` or more pays on a quiet machine
+  and for 4K sources; the result is identical for any thread count.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from mantis_fast import _resize
+
+MAX_SIDE = 16384
+METHODS = ("area", "bilinear", "nearest")
+OUT_FORMATS = ("RGB", "BGR", "RGBA", "BGRA", "L")
+SRC_FORMATS = {4: ("BGRX", "BGRA", "RGBX", "RGBA"), 3: ("RGB", "BGR")}
+DEFAULT_SRC_FORMAT = {4: "BGRX", 3: "RGB"}
+
+# The SSE2 row kernels (x86-64); tests switch them off to check the portable rows too.
+_SIMD = True
+
+
+def describe(a: Any) -> str:
+    """How an argument reads in an error message: ``float32 (1080, 1920, 3)``."""
+    if isinstance(a, np.ndarray):
+        return f"{a.dtype} {a.shape}"
+    return f"{type(a).__name__} {a!r}"[:120]
+
+
+def check_image(src: Any, what: str = "src") -> tuple[int, int, int]:
+    """Validate a uint8 (H, W, 3|4) array with C-contiguous pixels; return (H, W, channels)."""
+    if (
+        not isinstance(src, np.ndarray)
+        or src.dtype != np.uint8
+        or src.ndim != 3
+        or src.shape[2] not in (3, 4)
+    ):
+        raise ValueError(
+            f"{what}: expected uint8 (H, W, 4) BGRA or (H, W, 3) RGB, got {describe(src)}"
+        )
+    height, width, channels = src.shape
+    if height < 1 or width < 1:
+        raise ValueError(f"{what}: image is empty, shape {src.shape}")
+    if src.strides[2] != 1 or src.strides[1] != channels:
+        raise ValueError(
+            f"{what}: image must have C-contiguous pixels, "
+            f"but strides are {src.strides!r} for shape {src.shape!r}"
+        )
+    return height, width, channels
+
+
+def channel_format(fmt: Any, channels: int, what: str = "src_format") -> str:
+    """Resolve a source channel order: None picks BGRX for 4 channels, RGB for 3."""
+    if fmt is None:
+        return DEFAULT_SRC_FORMAT[channels]
+    if not isinstance(fmt, str) or fmt.upper() not in SRC_FORMATS[channels]:
+        raise ValueError(
+            f"{what} for a {channels}-channel image must be one of "
+            f"{', '.join(SRC_FORMATS[channels])}, got {fmt!r}"
+        )
+    return fmt.upper()
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValueError(f"{what} must be an integer, got {describe(value)}")
+    return int(value)
+
+
+def _size(size: Any) -> tuple[int, int]:
+    if not isinstance(size, (tuple, list)) or len(size) != 2:
+        raise ValueError(f"size must be (width, height), got {describe(size)}")
+    width, height = (_int(v, "size") for v in size)
+    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
+        raise ValueError(f"size (width, height) must be within 1..{MAX_SIDE}, got {size!r}")
+    return width, height
+
+
+def _crop(crop: Any, width: int, height: int) -> tuple[int, int, int, int]:
+    if crop is None:
+        if width > MAX_SIDE or height > MAX_SIDE:
+            raise ValueError(
+                f"source {width}x{height} exceeds {MAX_SIDE} pixels a side: pass a crop"
+            )
+        return 0, 0, width, height
+    if not isinstance(crop, (tuple, list)) or len(crop) != 4:
+        raise ValueError(f"crop must be (x, y, width, height), got {describe(crop)}")
+    x, y, w, h = (_int(v, "crop") for v in crop)
+    if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
+        raise ValueError(f"crop width and height must be within 1..{MAX_SIDE}, got {crop!r}")
+    if x < 0 or y < 0 or x + w > width or y + h > height:
+        raise ValueError(f"crop {crop!r} is outside the {width}x{height} source")
+    return x, y, w, h
+
+
+def pixel_layout(src_format: str, out_format: str) -> tuple[bool, int, int, int]:
+    """How the kernel turns a source-order pixel into an output one.
+
+    Returns ``(swap_rb, keep, fill, out_channels)``: whether bytes 0 and 2 trade places (BGR
+    order <-> RGB order; L is computed from RGB order), the mask that drops padding, and the
+    constant alpha OR-ed in when the output has alpha and the source has none.
+    """
+    target = "RGB" if out_format == "L" else out_format
+    swap_rb = src_format[0] != target[0]
+    if "A" not in target:
+        keep, fill = 0x00FFFFFF, 0
+    elif "A" in src_format:
+        keep, fill = 0xFFFFFFFF, 0
+    else:
+        keep, fill = 0x00FFFFFF, 0xFF000000
+    return swap_rb, keep, fill, len(out_format)
+
+
+@lru_cache(maxsize=128)
+def _axis(method: str, src_len: int, dst_len: int) -> tuple:
+    if method == "area":
+        tables = _resize.area_axis(src_len, dst_len)
+    elif method == "bilinear":
+        tables = _resize.bilinear_axis(src_len, dst_len)
+    else:
+        tables = (_resize.nearest_axis(src_len, dst_len),)
+    for table in tables:
+        if isinstance(table, np.ndarray):
+            table.flags.writeable = False
+    return tables
+
+
+def _threads(threads: Any) -> int:
+    if threads is None:
+        return 1
+    count = _int(threads, "threads")
+    if count < 1:
+        raise ValueError(f"threads must be >= 1, got {threads!r}")
+    return count
+
+
+def _check_out(out: Any, src: np.ndarray, width: int, height: int, out_format: str) -> np.ndarray:
+    channels = len(out_format)
+    shape = (height, width) if channels == 1 else (height, width, channels)
+    if not isinstance(out, np.ndarray) or out.dtype != np.uint8 or out.shape != shape:
+        raise ValueError(f"out for {out_format} must be uint8 {shape}, got {describe(out)}")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    if out.strides[-1] != 1 or (channels > 1 and out.strides[1] != channels):
+        raise ValueError(
+            f"out must have C-contiguous pixels, "
+            f"but strides are {out.strides!r} for shape {out.shape!r}"
+        )
+    if height > 1 and abs(out.strides[0]) < width * channels:
+        raise ValueError(f"out rows overlap: row stride {out.strides[0]} for shape {out.shape!r}")
+    if np.may_share_memory(out, src):
+        raise ValueError("out must not share memory with src")
+    return out
+
+
+def resize(
+    src: np.ndarray,
+    size: tuple[int, int],
+    *,
+    crop: tuple[int, int, int, int] | None = None,
+    method: str = "area",
+    out_format: str = "RGB",
+    out: np.ndarray | None = None,
+    src_format: str | None = None,
+    threads: int | None = None,
+) -> np.ndarray:
+    """Crop ``src`` to ``crop``, resize it to ``size`` (width, height) and convert the pixels.
+
+    Returns ``out`` (allocated when None): uint8 ``(h, w, 3|4)``, or ``(h, w)`` for ``"L"``.
+    ``threads``: OpenMP threads to split the rows over (default 1; see the module docstring).
+    See the module docstring for the exact definition of each method.
+    """
+    height, width, channels = check_image(src)
+    src_format = channel_format(src_format, channels)
+    out_w, out_h = _size(size)
+    x, y, crop_w, crop_h = _crop(crop, width, height)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if out_format not in OUT_FORMATS:
+        raise ValueError(f"out_format must be one of {', '.join(OUT_FORMATS)}, got {out_format!r}")
+    if out is None:
+        shape = (out_h, out_w) if out_format == "L" else (out_h, out_w, len(out_format))
+        out = np.empty(shape, np.uint8)
+    else:
+        _check_out(out, src, out_w, out_h, out_format)
+    team = _threads(threads)
+    swap_rb, keep, fill, out_channels = pixel_layout(src_format, out_format)
+    src_rows = src.reshape(height, width * channels)
+    out_rows = out.reshape(out_h, out_w * out_channels)
+    if (crop_w, crop_h) == (out_w, out_h) or method == "nearest":
+        (xi,) = _axis("nearest", crop_w, out_w)
+        (yi,) = _axis("nearest", crop_h, out_h)
+        _resize.resize_nearest(
+            src_rows,
+            out_rows,
+            x,
+            y,
+            xi,
+            yi,
+            swap_rb,
+            keep,
+            fill,
+            channels,
+            out_channels,
+            team,
+            _SIMD,
+        )
+    elif method == "area":
+        _resize.resize_area(
+            src_rows,
+            out_rows,
+            x,
+            y,
+            crop_w,
+            crop_h,
+            _axis("area", crop_w, out_w),
+            _axis("area", crop_h, out_h),
+            swap_rb,
+            keep,
+            fill,
+            channels,
+            out_channels,
+            team,
+            _SIMD,
+        )
+    else:
+        _resize.resize_bilinear(
+            src_rows,
+            out_rows,
+            x,
+            y,
+            crop_w,
+            crop_h,
+            _axis("bilinear", crop_w, out_w),
+            _axis("bilinear", crop_h, out_h),
+            swap_rb,
+            keep,
+            fill,
+            channels,
+            out_channels,
+            team,
+        )
+    return out

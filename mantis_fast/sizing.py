@@ -1,0 +1,157 @@
+"""Sizing policies: how big the image a vision-language model sees should be.
+
+Each function takes the size of the (cropped) source and returns the target size, ready for
+``mantis_fast.image.resize(src, size)``. Sizes are ``(width, height)`` everywhere except
+``smart_resize``, which keeps Qwen's ``(height, width)`` argument and result order so code
+written against Qwen's helper can call it unchanged.
+
+Mapping the model's answer back is not done here: a point the model gives in the resized
+image's pixels goes back to display pixels with ``mantis_fast.coords.scale_brain_to_display(x,
+y, brain_size, display_size)`` (``round(x * display_w / brain_w)``, half to even), where
+``brain_size`` is the size returned by these functions and ``display_size`` the real screen
+(or crop) size. Keep that pair next to each image you send.
+
+Policies and where they come from:
+
+- ``fixed_size``: an explicit target (source document 004's ``CAPTURE_WIDTH`` /
+  ``CAPTURE_HEIGHT``: when both are set they fully specify the output).
+- ``scale_percent_size``: a uniform percentage of the post-crop size (004's
+  ``CAPTURE_SCALE_PERCENT``: 25 means 25 %, 100 or any value <= 0 means no scaling).
+- ``smart_resize`` / ``qwen_size``: Qwen-VL's rule (``qwen_vl_utils.smart_resize``): both sides
+  multiples of ``factor`` (28 = 14-pixel patches merged 2x2 for Qwen2-VL and Qwen2.5-VL; 32 =
+  16-pixel patches for Qwen3-VL), the area within ``[min_pixels, max_pixels]``, the aspect ratio
+  kept as closely as possible, aspect ratios over 200 refused.
+- ``anthropic_size``: the scaling targets of Anthropic's computer-use reference tool: XGA
+  1024x768 (4:3), WXGA 1280x800 (16:10), FWXGA 1366x768 (~16:9); the first whose aspect ratio
+  is within 0.02 of the screen's is used, and only if it is narrower than the screen.
+- ``cap_long_edge``: shrink so the longer side is at most a limit (VLM APIs resize anything
+  larger on their side, e.g. 1568 px on Anthropic's long edge, 2048 px on OpenAI's, and the
+  model then answers in coordinates of an image you never saw); never enlarges.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from numbers import Integral, Real
+from typing import Any
+
+QWEN2_VL_FACTOR = 28
+QWEN3_VL_FACTOR = 32
+QWEN_MIN_PIXELS = 4 * 28 * 28
+QWEN_MAX_PIXELS = 16384 * 28 * 28
+QWEN_MAX_RATIO = 200
+ANTHROPIC_TARGETS = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
+ANTHROPIC_ASPECT_TOLERANCE = 0.02
+
+
+def _positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _size(size: Any, what: str = "source size") -> tuple[int, int]:
+    if not isinstance(size, (tuple, list)) or len(size) != 2:
+        raise ValueError(f"{what} must be (width, height), got {size!r}")
+    return _positive_int(size[0], f"{what} width"), _positive_int(size[1], f"{what} height")
+
+
+def fixed_size(width: int, height: int) -> tuple[int, int]:
+    """An explicit ``(width, height)`` target, validated."""
+    return _positive_int(width, "width"), _positive_int(height, "height")
+
+
+def scale_percent_size(source_size: tuple[int, int], percent: float) -> tuple[int, int]:
+    """``percent`` % of ``source_size``, each side rounded half to even, at least 1 pixel.
+
+    ``percent <= 0`` means no scaling (the source document's convention), as does 100.
+    """
+    width, height = _size(source_size)
+    if isinstance(percent, bool) or not isinstance(percent, Real) or not math.isfinite(percent):
+        raise ValueError(f"percent must be a finite number, got {percent!r}")
+    if percent <= 0 or percent == 100:
+        return width, height
+    scale = Fraction(percent) / 100
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def smart_resize(
+    height: int,
+    width: int,
+    factor: int = QWEN2_VL_FACTOR,
+    min_pixels: int = QWEN_MIN_PIXELS,
+    max_pixels: int = QWEN_MAX_PIXELS,
+) -> tuple[int, int]:
+    """Qwen-VL's target ``(height, width)``: same arguments, same float steps, same result.
+
+    Each side is first rounded (half to even) to a multiple of ``factor`` (at least
+    ``factor``); if the area then exceeds ``max_pixels`` both sides are scaled by
+    ``sqrt(height * width / max_pixels)`` and floored to multiples of ``factor`` (at least
+    ``factor``); if it falls below ``min_pixels`` they are scaled up by
+    ``sqrt(min_pixels / (height * width))`` and ceiled to multiples of ``factor``.
+    """
+    height = _positive_int(height, "height")
+    width = _positive_int(width, "width")
+    factor = _positive_int(factor, "factor")
+    min_pixels = _positive_int(min_pixels, "min_pixels")
+    max_pixels = _positive_int(max_pixels, "max_pixels")
+    if min_pixels > max_pixels:
+        raise ValueError(f"min_pixels {min_pixels} is more than max_pixels {max_pixels}")
+    ratio = max(height, width) / min(height, width)
+    if ratio > QWEN_MAX_RATIO:
+        raise ValueError(f"absolute aspect ratio must be at most {QWEN_MAX_RATIO}, got {ratio}")
+    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = max(factor, round(width / factor) * factor)
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def qwen_size(
+    source_size: tuple[int, int],
+    *,
+    factor: int = QWEN2_VL_FACTOR,
+    min_pixels: int = QWEN_MIN_PIXELS,
+    max_pixels: int = QWEN_MAX_PIXELS,
+) -> tuple[int, int]:
+    """``smart_resize`` for a ``(width, height)`` source, returning ``(width, height)``."""
+    width, height = _size(source_size)
+    h_bar, w_bar = smart_resize(height, width, factor, min_pixels, max_pixels)
+    return w_bar, h_bar
+
+
+def anthropic_size(source_size: tuple[int, int]) -> tuple[int, int]:
+    """The computer-use scaling target for a screen, or the screen's own size if none fits.
+
+    Targets are tried in the order XGA, WXGA, FWXGA; the first whose aspect ratio is within
+    0.02 of the screen's decides: it is used when narrower than the screen, otherwise the
+    screen is sent as it is (1920x1080 -> 1366x768; 1280x720 stays; 1920x1200 -> 1280x800).
+    """
+    width, height = _size(source_size)
+    ratio = width / height
+    for target_w, target_h in ANTHROPIC_TARGETS.values():
+        if abs(target_w / target_h - ratio) < ANTHROPIC_ASPECT_TOLERANCE:
+            return (target_w, target_h) if target_w < width else (width, height)
+    return width, height
+
+
+def cap_long_edge(source_size: tuple[int, int], max_long_edge: int) -> tuple[int, int]:
+    """Scale down so the longer side is ``max_long_edge``; the shorter side keeps the aspect
+    ratio (rounded half to even, at least 1). Sizes already within the cap are returned as
+    they are."""
+    width, height = _size(source_size)
+    cap = _positive_int(max_long_edge, "max_long_edge")
+    long_edge = max(width, height)
+    if long_edge <= cap:
+        return width, height
+    scale = Fraction(cap, long_edge)
+    if width >= height:
+        return cap, max(1, round(height * scale))
+    return max(1, round(width * scale)), cap

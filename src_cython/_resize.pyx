@@ -1,0 +1,559 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Fused crop + resize + colour conversion of uint8 images: the kernel behind mantis_fast.image.
+
+Images arrive as 2-D byte-row views: ``src`` is (H, W * channels) with any row stride and
+contiguous pixels, ``out`` is (out_h, out_w * out_channels). The crop is given as an offset; the
+resampling tables per axis (``*_axis`` functions below) are built once per geometry by the caller.
+
+Every method fills a row of packed 32-bit pixels first, with the output's byte order already
+applied (``Layout``), and ``emit_row`` turns that row into RGB/BGR (3 bytes), RGBA/BGRA (4) or L.
+
+``area`` is exact: with the crop split into ``out`` cells, each cell's sum of source pixels
+weighted by covered area is an integer once lengths are measured in units of
+1 / gcd(src_len, dst_len) source pixels, so the kernel computes the exact rational average and
+rounds it half up, i.e. ``floor(average + 1/2)``, through a multiply-shift that is proved exact
+for every reachable numerator (see ``area_rounding``).
+"""
+
+from cython.parallel cimport prange, threadid
+from libc.stdint cimport int16_t, int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+import numpy as np
+
+include "_resize_sse2.pxi"
+
+
+ctypedef fused acc_t:
+    uint16_t
+    uint32_t
+
+cdef enum:
+    # Bilinear weights are fixed point with this many fractional bits (2048 == 1.0).
+    BILINEAR_BITS = 11
+    BILINEAR_ONE = 2048
+    # Largest exact-area denominator handled with 32-bit sums and multiply-shift rounding.
+    AREA_FAST_MAX_DENOM = 4194304
+    # Largest denominator whose rounding runs in 16-bit lanes (area_rounding16).
+    AREA_SMALL_MAX_DENOM = 64
+    # Largest vertical denominator whose sums (<= 255 * it) fit an unsigned 16-bit lane.
+    AREA_NARROW_MAX_DENOM_Y = 257
+    # Output rows a thread takes at a time: neighbours share source rows (cache reuse) and a
+    # thread the OS parks cannot hold back more than one chunk.
+    ROWS_PER_CHUNK = 8
+    # Zero pixels after each accumulated row: room for padded taps and 16-byte vector loads.
+    ACC_PAD_PIXELS = 4
+
+
+cdef struct Layout:
+    int channels          # bytes per source pixel (3 or 4)
+    bint swap_rb          # exchange bytes 0 and 2 (BGR order <-> RGB order)
+    uint32_t keep         # mask applied to the packed word (drops padding / unused bytes)
+    uint32_t fill         # OR-ed in after masking (constant 255 alpha)
+    int out_channels      # 1 (L, packed word holds R, G, B in bytes 0, 1, 2), 3 or 4
+
+
+def max_threads():
+    """OpenMP's default team size (1 when the kernels were built without OpenMP)."""
+    return mantis_resize_max_threads()
+
+
+def simd_available():
+    """True when the SSE2 row kernels are compiled in (every x86-64 build)."""
+    return bool(MANTIS_SSE2)
+
+
+# --------------------------------------------------------------------------------------------
+# Axis tables (built with the GIL, once per geometry; the caller caches them)
+# --------------------------------------------------------------------------------------------
+
+def area_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
+    """Exact coverage weights of ``dst_len`` cells laid over ``src_len`` pixels.
+
+    Lengths are measured in units of 1 / gcd(src_len, dst_len) source pixels, where a source
+    pixel is ``dst_len / g`` units wide and an output cell ``src_len / g`` units (the axis
+    denominator). Returns ``(start, count, weight, denominator, pairs)``: output ``j`` covers
+    source pixels ``start[j] .. start[j] + count[j] - 1`` with integer ``weight[j, t]`` (zero
+    padded to the widest cell) summing to the denominator; ``pairs[j, t]`` repeats
+    ``(weight[j, 2t], weight[j, 2t + 1])`` four times as int16 for the SSE2 row.
+    """
+    cdef Py_ssize_t g = _gcd(src_len, dst_len)
+    cdef Py_ssize_t cell = src_len // g, pixel = dst_len // g
+    cdef Py_ssize_t taps = cell // pixel + 2
+    start_arr = np.empty(dst_len, np.int32)
+    count_arr = np.empty(dst_len, np.int32)
+    weight_arr = np.zeros((dst_len, taps), np.uint32)
+    cdef int32_t[::1] start = start_arr
+    cdef int32_t[::1] count = count_arr
+    cdef uint32_t[:, ::1] weight = weight_arr
+    cdef Py_ssize_t j, k, lo, hi, k0, k1, widest = 1
+    for j in range(dst_len):
+        lo = j * cell
+        hi = lo + cell
+        k0 = lo // pixel
+        k1 = (hi - 1) // pixel
+        start[j] = <int32_t>k0
+        count[j] = <int32_t>(k1 - k0 + 1)
+        widest = max(widest, k1 - k0 + 1)
+        for k in range(k0, k1 + 1):
+            weight[j, k - k0] = <uint32_t>(min(hi, (k + 1) * pixel) - max(lo, k * pixel))
+    weight_arr = np.ascontiguousarray(weight_arr[:, :widest])
+    npairs = (widest + 1) // 2
+    padded = np.zeros((dst_len, 2 * npairs), np.int16)
+    padded[:, :widest] = weight_arr          # every weight <= pixel <= 16384 fits int16
+    pairs = np.repeat(padded.reshape(dst_len, npairs, 1, 2), 4, axis=2)
+    return start_arr, count_arr, weight_arr, cell, pairs.reshape(dst_len, npairs, 8)
+
+
+def area_rounding(uint64_t denominator):
+    """``(multiplier, shift)`` with ``((2*s + d) * multiplier) >> shift == floor(s/d + 1/2)``.
+
+    Exact for every ``0 <= s <= 255 * d`` when ``d <= 2**22``: with ``n = 2s + d < 511 d`` and
+    ``m = ceil(2**k / 2d) = (2**k + e) / 2d`` where ``0 <= e < 2d``, ``n*m / 2**k`` exceeds
+    ``n / 2d`` by ``n*e / (2d * 2**k) < 1 / 2d`` once ``2**k >= 1022 d**2``, which is less than
+    the distance from ``n / 2d`` to the next integer above it, so the floor is unchanged. Both
+    ``n`` and ``m`` fit 32 bits and ``n * m < 2**64``.
+    """
+    if denominator < 1 or denominator > AREA_FAST_MAX_DENOM:
+        raise ValueError(f"denominator {denominator} outside 1..{AREA_FAST_MAX_DENOM}")
+    d = int(denominator)
+    shift = (1022 * d * d - 1).bit_length()
+    multiplier = ((1 << shift) + 2 * d - 1) // (2 * d)
+    return multiplier, shift
+
+
+def area_rounding16(uint64_t denominator):
+    """``(multiplier, shift)`` for the 16-bit form, ``((2*s + d) * m >> 16) >> (shift - 16)``.
+
+    Same proof as ``area_rounding`` with ``shift >= 16``; for ``d <= 64`` every ``n = 2s + d``
+    and ``m`` fit 16 bits. Returns ``(0, 0)`` when ``d > 64``.
+    """
+    if denominator < 1:
+        raise ValueError(f"denominator must be >= 1, got {denominator}")
+    if denominator > AREA_SMALL_MAX_DENOM:
+        return 0, 0
+    d = int(denominator)
+    shift = max(16, (1022 * d * d - 1).bit_length())
+    return ((1 << shift) + 2 * d - 1) // (2 * d), shift
+
+
+def bilinear_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
+    """Half-pixel-centre linear taps: ``(left int32[dst], frac uint32[dst])``.
+
+    Output ``j`` samples source coordinate ``(j + 1/2) * src_len / dst_len - 1/2``, clamped to
+    ``[0, src_len - 1]``; ``frac`` is the right pixel's weight in 1/2048ths, rounded half up.
+    Computed in integers: no float rounding enters the geometry.
+    """
+    left_arr = np.empty(dst_len, np.int32)
+    frac_arr = np.empty(dst_len, np.uint32)
+    cdef int32_t[::1] left = left_arr
+    cdef uint32_t[::1] frac = frac_arr
+    cdef Py_ssize_t j, num, den = 2 * dst_len, x0, rem
+    for j in range(dst_len):
+        num = (2 * j + 1) * src_len - dst_len          # source coordinate * den
+        if num <= 0:
+            x0, rem = 0, 0
+        else:
+            x0 = num // den
+            rem = num - x0 * den
+            if x0 >= src_len - 1:
+                x0, rem = src_len - 1, 0
+        left[j] = <int32_t>x0
+        frac[j] = <uint32_t>((rem * BILINEAR_ONE * 2 + den) // (2 * den))
+    return left_arr, frac_arr
+
+
+def nearest_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
+    """Centre sampling: output ``j`` takes source ``floor((j + 1/2) * src_len / dst_len)``."""
+    index_arr = np.empty(dst_len, np.int32)
+    cdef int32_t[::1] index = index_arr
+    cdef Py_ssize_t j
+    for j in range(dst_len):
+        index[j] = <int32_t>(((2 * j + 1) * src_len) // (2 * dst_len))
+    return index_arr
+
+
+cdef Py_ssize_t _gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    while b:
+        a, b = b, a % b
+    return a
+
+
+# --------------------------------------------------------------------------------------------
+# Pixel packing and row output
+# --------------------------------------------------------------------------------------------
+
+cdef inline uint32_t finish(uint32_t v, bint swap_rb, uint32_t keep,
+                            uint32_t fill) noexcept nogil:
+    """Source-order packed pixel -> output byte order, padding masked, alpha filled."""
+    if swap_rb:
+        v = mantis_swap_rb(v)
+    return (v & keep) | fill
+
+
+cdef inline void emit_row(const uint32_t* packed, uint8_t* o, Py_ssize_t n,
+                          int out_channels) noexcept nogil:
+    """Write ``n`` packed pixels as 4, 3 or 1 (luma) bytes each."""
+    cdef Py_ssize_t j
+    cdef uint32_t v
+    cdef uint64_t lo
+    if out_channels == 4:
+        if MANTIS_LITTLE_ENDIAN:
+            memcpy(o, packed, <size_t>n * 4)
+        else:
+            for j in range(n):
+                v = packed[j]
+                o[4 * j] = <uint8_t>v
+                o[4 * j + 1] = <uint8_t>(v >> 8)
+                o[4 * j + 2] = <uint8_t>(v >> 16)
+                o[4 * j + 3] = <uint8_t>(v >> 24)
+    elif out_channels == 3:
+        j = 0
+        if MANTIS_LITTLE_ENDIAN:
+            # Four pixels -> 12 bytes as one 8-byte and one 4-byte store.
+            while j + 4 <= n:
+                lo = ((packed[j] & 0xFFFFFF) | (<uint64_t>(packed[j + 1] & 0xFFFFFF) << 24)
+                      | (<uint64_t>packed[j + 2] << 48))
+                v = ((packed[j + 2] >> 16) & 0xFF) | ((packed[j + 3] & 0xFFFFFF) << 8)
+                memcpy(o + 3 * j, &lo, 8)
+                memcpy(o + 3 * j + 8, &v, 4)
+                j += 4
+        while j < n:
+            v = packed[j]
+            o[3 * j] = <uint8_t>v
+            o[3 * j + 1] = <uint8_t>(v >> 8)
+            o[3 * j + 2] = <uint8_t>(v >> 16)
+            j += 1
+    else:
+        # ITU-R BT.601 luma in 16-bit fixed point, the formula of Pillow's convert("L").
+        for j in range(n):
+            v = packed[j]
+            o[j] = <uint8_t>((19595 * (v & 0xFF) + 38470 * ((v >> 8) & 0xFF)
+                              + 7471 * ((v >> 16) & 0xFF) + 0x8000) >> 16)
+
+
+cdef inline uint8_t* thread_scratch(uint8_t[:, ::1] scratch, Py_ssize_t tid) noexcept nogil:
+    """This thread's scratch row, aligned to a cache line."""
+    cdef uint8_t* mine = &scratch[tid, 0]
+    return mine + (64 - (<size_t>mine) % 64) % 64
+
+
+cdef object new_scratch(int threads, Py_ssize_t per_thread):
+    """Zeroed per-thread scratch rows (+64 bytes each for alignment)."""
+    return np.zeros((threads, (per_thread + 63) // 64 * 64 + 64), np.uint8)
+
+
+# --------------------------------------------------------------------------------------------
+# Area (exact coverage-weighted average)
+# --------------------------------------------------------------------------------------------
+
+cdef inline void add_rows(acc_t* acc, bint first, Py_ssize_t n, Py_ssize_t count, bint unit,
+                          const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
+                          acc_t w0, acc_t w1, acc_t w2) noexcept nogil:
+    """acc (=|+=) the weighted sum of ``count`` (1..3) rows in one pass over n bytes."""
+    cdef Py_ssize_t e
+    if first:
+        if count == 3:
+            if unit:
+                for e in range(n):
+                    acc[e] = <acc_t>(r0[e] + r1[e] + r2[e])
+            else:
+                for e in range(n):
+                    acc[e] = <acc_t>(w0 * r0[e] + w1 * r1[e] + w2 * r2[e])
+        elif count == 2:
+            if unit:
+                for e in range(n):
+                    acc[e] = <acc_t>(r0[e] + r1[e])
+            else:
+                for e in range(n):
+                    acc[e] = <acc_t>(w0 * r0[e] + w1 * r1[e])
+        else:
+            for e in range(n):
+                acc[e] = <acc_t>(w0 * r0[e])
+    elif count == 3:
+        if unit:
+            for e in range(n):
+                acc[e] += <acc_t>(r0[e] + r1[e] + r2[e])
+        else:
+            for e in range(n):
+                acc[e] += <acc_t>(w0 * r0[e] + w1 * r1[e] + w2 * r2[e])
+    elif count == 2:
+        if unit:
+            for e in range(n):
+                acc[e] += <acc_t>(r0[e] + r1[e])
+        else:
+            for e in range(n):
+                acc[e] += <acc_t>(w0 * r0[e] + w1 * r1[e])
+    else:
+        for e in range(n):
+            acc[e] += <acc_t>(w0 * r0[e])
+
+
+cdef inline void area_vertical(const uint8_t* top, Py_ssize_t stride, const uint32_t* wy,
+                               Py_ssize_t rows, bint unit, acc_t* acc,
+                               Py_ssize_t n) noexcept nogil:
+    """acc[e] = sum over the cell's rows of weight * row[e] (e over n bytes).
+
+    Rows go in groups of three (two when two are left) so acc is written once per group;
+    ``unit`` (an integer factor: every weight is 1) adds without multiplying.
+    """
+    cdef Py_ssize_t t = 0, count
+    cdef const uint8_t* r0
+    while t < rows:
+        count = rows - t
+        if count > 3:
+            count = 2 if count == 4 else 3
+        r0 = top + t * stride
+        add_rows(acc, t == 0, n, count, unit, r0, r0 + stride, r0 + 2 * stride,
+                 <acc_t>wy[t], <acc_t>(wy[t + 1] if count > 1 else 0),
+                 <acc_t>(wy[t + 2] if count > 2 else 0))
+        t += count
+
+
+cdef inline uint32_t round_area(uint32_t s, uint32_t denom, uint64_t multiplier,
+                                int shift) noexcept nogil:
+    return <uint32_t>(((<uint64_t>(2 * s + denom)) * multiplier) >> shift)
+
+
+cdef inline void area_horizontal(const acc_t* acc, uint32_t* packed, Py_ssize_t out_w,
+                                 const int32_t* xs, const uint32_t* xw, Py_ssize_t taps,
+                                 uint32_t denom, uint64_t multiplier, int shift,
+                                 const Layout* layout) noexcept nogil:
+    """Portable row: weighted sums per channel (32-bit, denominators <= 2**22), rounded."""
+    cdef Py_ssize_t j, t, channels = layout.channels
+    cdef const acc_t* p
+    cdef const uint32_t* w
+    cdef uint32_t wt, s0, s1, s2, s3
+    cdef bint swap_rb = layout.swap_rb
+    cdef uint32_t keep = layout.keep, fill = layout.fill
+    for j in range(out_w):
+        p = acc + channels * xs[j]
+        w = xw + j * taps
+        s0 = s1 = s2 = s3 = 0
+        for t in range(taps):
+            wt = w[t]
+            s0 += wt * p[0]
+            s1 += wt * p[1]
+            s2 += wt * p[2]
+            if channels == 4:
+                s3 += wt * p[3]
+            p += channels
+        packed[j] = finish(round_area(s0, denom, multiplier, shift)
+                           | round_area(s1, denom, multiplier, shift) << 8
+                           | round_area(s2, denom, multiplier, shift) << 16
+                           | round_area(s3, denom, multiplier, shift) << 24,
+                           swap_rb, keep, fill)
+
+
+cdef inline void area_horizontal_wide(const uint32_t* acc, uint32_t* packed, Py_ssize_t out_w,
+                                      const int32_t* xs, const uint32_t* xw, Py_ssize_t taps,
+                                      uint64_t denom, const Layout* layout) noexcept nogil:
+    """64-bit sums and true division: huge co-prime geometries (denominator > 2**22)."""
+    cdef Py_ssize_t j, t, c, channels = layout.channels
+    cdef const uint32_t* p
+    cdef uint64_t s[4]
+    cdef uint32_t v
+    for j in range(out_w):
+        p = acc + channels * xs[j]
+        s[0] = s[1] = s[2] = s[3] = 0
+        for t in range(taps):
+            for c in range(channels):
+                s[c] += <uint64_t>xw[j * taps + t] * p[c]
+            p += channels
+        v = 0
+        for c in range(channels):
+            v |= <uint32_t>((2 * s[c] + denom) // (2 * denom)) << (8 * c)
+        packed[j] = finish(v, layout.swap_rb, layout.keep, layout.fill)
+
+
+def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
+                Py_ssize_t crop_y, Py_ssize_t crop_w, Py_ssize_t crop_h, tuple x_axis,
+                tuple y_axis,
+                bint swap_rb, uint32_t keep, uint32_t fill, int channels, int out_channels,
+                int threads, bint simd=True):
+    """Exact area resample of the crop into ``out`` (see the module docstring)."""
+    cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
+    cdef const int32_t[::1] xs = x_axis[0]
+    cdef const uint32_t[:, ::1] xw = x_axis[2]
+    cdef const int16_t[:, :, ::1] xpairs = x_axis[4]
+    cdef const int32_t[::1] ys = y_axis[0]
+    cdef const int32_t[::1] ycount = y_axis[1]
+    cdef const uint32_t[:, ::1] yw = y_axis[2]
+    cdef uint64_t denom_x = x_axis[3], denom_y = y_axis[3]
+    cdef uint64_t denom = denom_x * denom_y
+    cdef bint wide = denom > AREA_FAST_MAX_DENOM
+    cdef bint narrow = (not wide) and denom_y <= AREA_NARROW_MAX_DENOM_Y
+    cdef uint64_t multiplier = 0
+    cdef uint32_t multiplier16 = 0
+    cdef int shift = 0, shift16 = 0
+    if not wide:
+        multiplier, shift = area_rounding(denom)
+        multiplier16, shift16 = area_rounding16(denom)
+    simd = simd and MANTIS_SSE2
+    # Integer factor along the row: a source pixel is one unit wide, so every weight is 1.
+    cdef Py_ssize_t cell_x = denom_x
+    cdef bint box_x = narrow and multiplier16 != 0 and xw.shape[0] * cell_x == crop_w
+    cdef bint box_y = <Py_ssize_t>(yw.shape[0] * denom_y) == crop_h
+    # Exactly 2x on both axes from 4 channels: one pass over pairs of source rows.
+    cdef bint halve = simd and box_x and box_y and cell_x == 2 and denom_y == 2 and channels == 4
+    cdef Py_ssize_t out_h = out.shape[0], out_w = out.shape[1] // out_channels
+    cdef Py_ssize_t taps_x = xw.shape[1], npairs = xpairs.shape[1]
+    cdef Py_ssize_t n = crop_w * channels
+    cdef Py_ssize_t stride = src.strides[0]
+    # Per-thread scratch: the accumulated row (zero padded so padded taps read zeros) and the
+    # packed output row, each starting on its own cache line.
+    cdef Py_ssize_t acc_bytes = ((n + (taps_x + ACC_PAD_PIXELS) * channels) * 4 + 63) // 64 * 64
+    scratch_arr = new_scratch(threads, acc_bytes + out_w * 4)
+    cdef uint8_t[:, ::1] scratch = scratch_arr
+    cdef const uint8_t* base = &src[crop_y, crop_x * channels]
+    cdef Py_ssize_t i
+    cdef uint8_t* mine
+    cdef uint32_t* packed
+    with nogil:
+        for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
+            mine = thread_scratch(scratch, threadid())
+            packed = <uint32_t*>(mine + acc_bytes)
+            if halve:
+                mantis_area_row_2x2(base + 2 * i * stride, base + (2 * i + 1) * stride, packed,
+                                    out_w, swap_rb, keep, fill)
+            elif wide:
+                area_vertical(base + ys[i] * stride, stride, &yw[i, 0], ycount[i], box_y,
+                              <uint32_t*>mine, n)
+                area_horizontal_wide(<uint32_t*>mine, packed, out_w, &xs[0], &xw[0, 0],
+                                     taps_x, denom, &layout)
+            elif narrow:
+                area_vertical(base + ys[i] * stride, stride, &yw[i, 0], ycount[i], box_y,
+                              <uint16_t*>mine, n)
+                if simd and box_x:
+                    mantis_area_hrow_box(<uint16_t*>mine, packed, out_w, &xs[0], cell_x,
+                                         channels, <uint32_t>denom, <uint32_t>multiplier,
+                                         shift, multiplier16, shift16, swap_rb, keep, fill)
+                elif simd:
+                    mantis_area_hrow16(<uint16_t*>mine, packed, out_w, &xs[0], &xpairs[0, 0, 0],
+                                       npairs, cell_x, channels, <uint32_t>denom,
+                                       <uint32_t>multiplier, shift, multiplier16, shift16,
+                                       swap_rb, keep, fill)
+                else:
+                    area_horizontal(<uint16_t*>mine, packed, out_w, &xs[0], &xw[0, 0], taps_x,
+                                    <uint32_t>denom, multiplier, shift, &layout)
+            else:
+                area_vertical(base + ys[i] * stride, stride, &yw[i, 0], ycount[i], box_y,
+                              <uint32_t*>mine, n)
+                if simd:
+                    mantis_area_hrow32(<uint32_t*>mine, packed, out_w, &xs[0], &xw[0, 0],
+                                       taps_x, channels, <uint32_t>denom, <uint32_t>multiplier,
+                                       shift, multiplier16, shift16, swap_rb, keep, fill)
+                else:
+                    area_horizontal(<uint32_t*>mine, packed, out_w, &xs[0], &xw[0, 0], taps_x,
+                                    <uint32_t>denom, multiplier, shift, &layout)
+            emit_row(packed, &out[i, 0], out_w, out_channels)
+
+
+# --------------------------------------------------------------------------------------------
+# Bilinear and nearest
+# --------------------------------------------------------------------------------------------
+
+cdef inline void bilinear_row(uint32_t* acc, const uint8_t* r0, const uint8_t* r1,
+                              uint32_t fy, Py_ssize_t n, uint32_t* packed, Py_ssize_t out_w,
+                              const int32_t* xs, const uint32_t* xf,
+                              const Layout* layout) noexcept nogil:
+    cdef Py_ssize_t e, j
+    cdef uint32_t w0 = BILINEAR_ONE - fy, f, g, s0, s1, s2, s3
+    cdef const uint32_t* p
+    cdef Py_ssize_t channels = layout.channels
+    cdef bint swap_rb = layout.swap_rb
+    cdef uint32_t keep = layout.keep, fill = layout.fill
+    cdef uint32_t half = 1 << (2 * BILINEAR_BITS - 1)
+    if fy == 0:
+        for e in range(n):
+            acc[e] = <uint32_t>r0[e] << BILINEAR_BITS
+    else:
+        for e in range(n):
+            acc[e] = w0 * r0[e] + fy * r1[e]
+    for j in range(out_w):
+        p = acc + channels * xs[j]
+        f = xf[j]
+        g = BILINEAR_ONE - f
+        s0 = (g * p[0] + f * p[channels] + half) >> (2 * BILINEAR_BITS)
+        s1 = (g * p[1] + f * p[channels + 1] + half) >> (2 * BILINEAR_BITS)
+        s2 = (g * p[2] + f * p[channels + 2] + half) >> (2 * BILINEAR_BITS)
+        s3 = (g * p[3] + f * p[channels + 3] + half) >> (2 * BILINEAR_BITS)
+        packed[j] = finish(s0 | s1 << 8 | s2 << 16 | s3 << 24, swap_rb, keep, fill)
+
+
+def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
+                    Py_ssize_t crop_y, Py_ssize_t crop_w, Py_ssize_t crop_h, tuple x_axis,
+                    tuple y_axis, bint swap_rb, uint32_t keep, uint32_t fill, int channels,
+                    int out_channels, int threads):
+    """Two-tap linear interpolation with half-pixel centres, edges clamped to the crop."""
+    cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
+    cdef const int32_t[::1] xs = x_axis[0]
+    cdef const uint32_t[::1] xf = x_axis[1]
+    cdef const int32_t[::1] ys = y_axis[0]
+    cdef const uint32_t[::1] yf = y_axis[1]
+    cdef Py_ssize_t out_h = out.shape[0], out_w = out.shape[1] // out_channels
+    cdef Py_ssize_t n = crop_w * channels
+    cdef Py_ssize_t stride = src.strides[0]
+    cdef Py_ssize_t acc_bytes = ((n + ACC_PAD_PIXELS * channels) * 4 + 63) // 64 * 64
+    scratch_arr = new_scratch(threads, acc_bytes + out_w * 4)
+    cdef uint8_t[:, ::1] scratch = scratch_arr
+    cdef const uint8_t* base = &src[crop_y, crop_x * channels]
+    cdef Py_ssize_t i, y0, y1
+    cdef uint8_t* mine
+    cdef uint32_t* packed
+    with nogil:
+        for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
+            mine = thread_scratch(scratch, threadid())
+            packed = <uint32_t*>(mine + acc_bytes)
+            y0 = ys[i]
+            y1 = y0 + 1 if y0 + 1 < crop_h else y0
+            bilinear_row(<uint32_t*>mine, base + y0 * stride, base + y1 * stride, yf[i], n,
+                         packed, out_w, &xs[0], &xf[0], &layout)
+            emit_row(packed, &out[i, 0], out_w, out_channels)
+
+
+cdef inline void nearest_row(const uint8_t* row, uint32_t* packed, Py_ssize_t out_w,
+                             const int32_t* xi, const Layout* layout) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef const uint8_t* p
+    cdef uint32_t v
+    cdef bint swap_rb = layout.swap_rb
+    cdef uint32_t keep = layout.keep, fill = layout.fill
+    if layout.channels == 4:
+        for j in range(out_w):
+            memcpy(&v, row + 4 * xi[j], 4)
+            if not MANTIS_LITTLE_ENDIAN:
+                p = row + 4 * xi[j]
+                v = p[0] | (<uint32_t>p[1]) << 8 | (<uint32_t>p[2]) << 16 | (<uint32_t>p[3]) << 24
+            packed[j] = finish(v, swap_rb, keep, fill)
+    else:
+        for j in range(out_w):
+            p = row + 3 * xi[j]
+            packed[j] = finish(p[0] | (<uint32_t>p[1]) << 8 | (<uint32_t>p[2]) << 16,
+                               swap_rb, keep, fill)
+
+
+def resize_nearest(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
+                   Py_ssize_t crop_y, const int32_t[::1] xi, const int32_t[::1] yi,
+                   bint swap_rb, uint32_t keep, uint32_t fill, int channels, int out_channels,
+                   int threads, bint simd=True):
+    """Centre-sampled nearest neighbour; with identity tables, a pure crop + convert."""
+    cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
+    cdef Py_ssize_t out_h = out.shape[0], out_w = out.shape[1] // out_channels
+    cdef Py_ssize_t stride = src.strides[0]
+    scratch_arr = new_scratch(threads, out_w * 4)
+    cdef uint8_t[:, ::1] scratch = scratch_arr
+    cdef const uint8_t* base = &src[crop_y, crop_x * channels]
+    cdef Py_ssize_t i
+    cdef uint32_t* packed
+    # Same width (a crop or a vertical-only resample): rows convert without an index table.
+    cdef bint straight = (simd and MANTIS_SSE2 and channels == 4 and out_w == xi.shape[0]
+                          and xi[out_w - 1] == out_w - 1)
+    with nogil:
+        for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
+            packed = <uint32_t*>thread_scratch(scratch, threadid())
+            if straight:
+                mantis_convert_row4(base + yi[i] * stride, packed, out_w, swap_rb, keep, fill)
+            else:
+                nearest_row(base + yi[i] * stride, packed, out_w, &xi[0], &layout)
+            emit_row(packed, &out[i, 0], out_w, out_channels)

@@ -1,0 +1,199 @@
+"""The Gym environment and runner against a real Tk app on Xvfb (source document 000)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from mantis_fast.gym import Action, ActionType, GymRunner, XdotoolGymEnv, scale_brain_to_display
+
+from .tk_app import Recorder
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[XdotoolGymEnv]:
+    with XdotoolGymEnv(viewport=(1280, 720), settle_time=1.0) as environment:
+        yield environment
+
+
+@pytest.fixture(scope="module")
+def recorder(env: XdotoolGymEnv) -> Iterator[Recorder]:
+    with Recorder({**os.environ, "DISPLAY": env.display}) as rec:
+        yield rec
+
+
+def presses(recorder: Recorder) -> list[tuple[int, int, int]]:
+    return [
+        (e["button"], e["x"], e["y"]) for e in recorder.drain(0.2) if e["type"] == "ButtonPress"
+    ]
+
+
+def test_000_brain_image_768x432_on_1280x720_lands_at_1067_600(env, recorder) -> None:
+    assert env.screen_size == (1280, 720)  # the framebuffer, never the brain's image size
+    env.reset()
+    recorder.clear()
+    result = env.step(Action(ActionType.CLICK, {"x": 640, "y": 360}), brain_size=(768, 432))
+    ((button, x, y),) = presses(recorder)
+    assert button == 1 and abs(x - 1067) <= 1 and abs(y - 600) <= 1
+    assert result.info["dispatched"] == (1067, 600) and "error" not in result.info
+
+
+@pytest.mark.parametrize(
+    ("display", "brain", "expected"),
+    [
+        ((1280, 720), (1280, 720), (640, 360)),
+        ((1280, 720), (768, 432), (1067, 600)),
+        ((1920, 1080), (1280, 720), (960, 540)),
+        ((1280, 800), (1280, 720), (640, 400)),
+    ],
+)
+def test_000_worked_examples(display, brain, expected) -> None:
+    assert scale_brain_to_display(640, 360, brain, display) == expected
+
+
+@pytest.mark.parametrize(
+    ("display", "brain", "expected"),
+    [((1920, 1080), (1280, 720), (960, 540)), ((1280, 800), (1280, 720), (640, 400))],
+)
+def test_000_rows_live(display, brain, expected) -> None:
+    with (
+        XdotoolGymEnv(viewport=display, settle_time=0.5) as other,
+        Recorder({**os.environ, "DISPLAY": other.display}) as rec,
+    ):
+        other.step(Action("click", {"x": 640, "y": 360}), brain_size=brain)
+        assert presses(rec) == [(1, *expected)]
+
+
+def test_every_action_type_lands(env, recorder) -> None:
+    recorder.clear()
+    env.brain_size = None
+    steps = [
+        Action(ActionType.DOUBLE_CLICK, {"x": 100, "y": 120}),
+        Action(ActionType.RIGHT_CLICK, {"x": 5000, "y": -3}),  # clamped to the screen
+        Action(ActionType.SCROLL, {"x": 300, "y": 200, "direction": "up", "notches": 2}),
+        Action(ActionType.DRAG, {"x": 10, "y": 20, "x2": 110, "y2": 220}),
+        Action(ActionType.TYPE_TEXT, {"text": "ok"}),
+        Action(ActionType.KEY_PRESS, {"key": "enter"}),
+        Action(ActionType.WAIT, {"seconds": 0.01}),
+    ]
+    for action in steps:
+        result = env.step(action)
+        assert "error" not in result.info, result.info
+        assert result.info["settle_s"] >= 0 and "dispatch_s" in result.info
+    events = recorder.drain(0.2)
+    got = [(e["button"], e["x"], e["y"]) for e in events if e["type"] == "ButtonPress"]
+    assert got == [
+        (1, 100, 120),
+        (1, 100, 120),
+        (3, 1279, 0),
+        (4, 300, 200),
+        (4, 300, 200),
+        (1, 10, 20),
+    ]
+    released = [(e["x"], e["y"]) for e in events if e["type"] == "ButtonRelease"]
+    assert released[-1] == (110, 220)
+    keys = [e["keysym"] for e in events if e["type"] == "KeyPress"]
+    assert keys == ["o", "k", "Return"]
+    assert env.step(Action(ActionType.DONE)).done
+
+
+@pytest.mark.parametrize(
+    ("action", "match"),
+    [
+        (Action(ActionType.CLICK, {"x": 1}), "click needs params x and y"),
+        (Action(ActionType.CLICK, {"x": math.nan, "y": 2}), "x must be finite"),
+        (Action(ActionType.CLICK, {"x": "12", "y": 2}), "x must be a number, got str"),
+        (Action(ActionType.KEY_PRESS, {"key": "nosuchkey"}), "unknown key name"),
+        (Action(ActionType.TYPE_TEXT, {}), "type_text needs param 'text'"),
+        (Action(ActionType.DRAG, {"x": 1, "y": 2}), "drag needs params x2 and y2"),
+        (Action(ActionType.WAIT, {"seconds": -1}), "wait seconds must be"),
+        ("click 3 4", "step expects an Action, got str"),
+    ],
+)
+def test_bad_actions_are_reported_and_the_episode_goes_on(env, action, match) -> None:
+    result = env.step(action)
+    assert match in result.info["error"]
+    assert not result.done and result.observation.shape == (720, 1280, 3)
+
+
+def test_action_validation() -> None:
+    with pytest.raises(ValueError, match="unknown action type 'teleport'"):
+        Action("teleport")
+    with pytest.raises(ValueError, match="params must be a dict"):
+        Action(ActionType.CLICK, [1, 2])  # type: ignore[arg-type]
+    assert Action("CLICK").action_type is ActionType.CLICK
+
+
+def test_observation_is_the_screen_in_rgb(env) -> None:
+    observation = env.observe()
+    frame = env.capture.grab(copy=True)
+    np.testing.assert_array_equal(observation, frame[:, :, 2::-1])
+    env.observation_kind = "pil"
+    try:
+        image = env.observe()
+        assert isinstance(image, Image.Image) and image.size == (1280, 720)
+    finally:
+        env.observation_kind = "numpy"
+
+
+def test_reset_launches_the_app(tmp_path) -> None:
+    marker = tmp_path / "started"
+    app = [
+        sys.executable,
+        "-c",
+        f"import pathlib, time; pathlib.Path({str(marker)!r}).touch(); time.sleep(30)",
+    ]
+    with XdotoolGymEnv(viewport=(320, 240), app=app, settle_time=0.2) as small:
+        small.reset()
+        for _ in range(100):
+            if marker.exists():
+                break
+            time.sleep(0.05)
+        assert marker.exists()
+        (process,) = small._processes
+    assert process.poll() is not None  # stopped with the env
+
+
+class ScriptedBrain:
+    """Plays a fixed list of actions, then repeats the last one."""
+
+    def __init__(self, actions: list[Action], image_size=None) -> None:
+        self.actions = actions
+        self.last_image_size = image_size
+        self.seen_nudges: list[int] = []
+
+    def think(self, observation, instruction, history) -> Action:
+        assert observation.shape == (720, 1280, 3) and instruction == "test"
+        if history and "nudge" in history[-1]:
+            self.seen_nudges.append(len([h for h in history if "step" in h]))
+        return self.actions[min(len([h for h in history if "step" in h]), len(self.actions) - 1)]
+
+
+def test_runner_ends_a_drift_loop_and_nudges_first(env, recorder) -> None:
+    brain = ScriptedBrain(
+        [Action(ActionType.CLICK, {"x": 400 + i % 2, "y": 300}) for i in range(20)]
+    )
+    result = GymRunner(env, brain, max_steps=20, soft_loop_window=3, hard_loop_window=8).run("test")
+    assert result.termination_reason == "loop" and result.steps == 8
+    assert brain.seen_nudges and brain.seen_nudges[0] == 3
+    timings = result.timings
+    assert set(timings) == {"capture", "resize", "think", "dispatch", "settle"}
+    assert all(len(v) == 8 for v in timings.values())
+    recorder.clear()
+
+
+def test_runner_done_and_max_steps(env) -> None:
+    brain = ScriptedBrain([Action("click", {"x": 10, "y": 10}), Action("done")])
+    assert GymRunner(env, brain, max_steps=5).run("test").termination_reason == "done"
+    moving = ScriptedBrain([Action("click", {"x": 50 * i, "y": 40 * i}) for i in range(1, 8)])
+    result = GymRunner(env, moving, max_steps=4).run("test")
+    assert (result.termination_reason, result.steps) == ("max_steps", 4)
+    with pytest.raises(ValueError, match="soft_loop_window <= hard_loop_window"):
+        GymRunner(env, moving, soft_loop_window=9, hard_loop_window=8)
