@@ -1,17 +1,119 @@
-"""mantis_fast: fast, exact perception-action kernels for computer-use agents on Linux/X11."""
+"""mantis_fast: fast, exact perception-action kernels for computer-use agents on Linux/X11.
 
-from .capture import Capture
-from .displays import Display
+The stages of an agent loop, each close to the machine's limit:
+
+* ``Capture`` — zero-copy MIT-SHM screen capture (damage-aware with ``track_damage=True``);
+* ``resize`` and the sizing policies — the image a vision-language model sees, in one pass;
+* ``encode_png`` / ``data_url`` — what goes over the wire;
+* ``scale_brain_to_display`` and friends — exact coordinate contracts, scalar and batched;
+* ``Input`` — XTest dispatch in microseconds;
+* ``LoopDetector`` — drift / repeat / state loops, streaming and batched.
+"""
+
+from .capture import Capture, Settled
+from .coords import (
+    NORMALIZED_MAX,
+    clamp_to_screen,
+    coerce_coordinate,
+    model_to_screen,
+    normalized_points_to_pixels,
+    normalized_to_pixels,
+    parse_point,
+    pixel_points_to_normalized,
+    pixels_to_normalized,
+    pixels_to_unit,
+    scale_brain_to_display,
+    scale_points,
+    screen_to_model,
+    unit_to_pixels,
+    working_area,
+)
+from .displays import (
+    Display,
+    DisplayError,
+    DisplayFallbackWarning,
+    LocalPoint,
+    clamp_to_display,
+    global_points_to_local,
+    global_to_local,
+    list_displays,
+    local_points_to_global,
+    local_to_global,
+    parse_xrandr_monitors,
+    resolve_display,
+)
+from .encode import data_url, encode_jpeg, encode_png, encode_webp
 from .errors import CaptureError, MantisError, UnsupportedVisualError, XvfbError
+from .frames import changed_bbox, frame_hash
+from .image import resize
+from .input import Input, InputError
+from .loop_detector import LoopDetector, compute_click_tol_px
+from .sizing import (
+    anthropic_size,
+    cap_long_edge,
+    fixed_size,
+    qwen_size,
+    scale_percent_size,
+    smart_resize,
+)
+from .trajectory import Trajectory, drift_loop_flags, repeat_loop_flags, state_loop_flags
 from .xvfb import Xvfb
 
 __all__ = [
+    "NORMALIZED_MAX",
     "Capture",
     "CaptureError",
     "Display",
+    "DisplayError",
+    "DisplayFallbackWarning",
+    "Input",
+    "InputError",
+    "LocalPoint",
+    "LoopDetector",
     "MantisError",
+    "Settled",
+    "Trajectory",
     "UnsupportedVisualError",
     "Xvfb",
     "XvfbError",
+    "anthropic_size",
+    "cap_long_edge",
+    "changed_bbox",
+    "clamp_to_display",
+    "clamp_to_screen",
+    "coerce_coordinate",
+    "compute_click_tol_px",
+    "data_url",
+    "drift_loop_flags",
+    "encode_jpeg",
+    "encode_png",
+    "encode_webp",
+    "fixed_size",
+    "frame_hash",
+    "global_points_to_local",
+    "global_to_local",
+    "list_displays",
+    "local_points_to_global",
+    "local_to_global",
+    "model_to_screen",
+    "normalized_points_to_pixels",
+    "normalized_to_pixels",
+    "parse_point",
+    "parse_xrandr_monitors",
+    "pixel_points_to_normalized",
+    "pixels_to_normalized",
+    "pixels_to_unit",
+    "qwen_size",
+    "repeat_loop_flags",
+    "resize",
+    "resolve_display",
+    "scale_brain_to_display",
+    "scale_percent_size",
+    "scale_points",
+    "screen_to_model",
+    "smart_resize",
+    "state_loop_flags",
+    "unit_to_pixels",
+    "working_area",
 ]
 __version__ = "0.1.0"
