@@ -1,109 +1,24 @@
-"""Command line: ``mantis-fast demo | grab | info``."""
+"""Command line: ``mantis-fast demo | grab | info | displays | run | bench``."""
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
-import numpy as np
 from PIL import Image
 
 from .capture import Capture
-from .xvfb import Xvfb
-
-# A small, real Tk window for the demo to capture: text, colour and edges like an app screen.
-_DEMO_APP = """
-import tkinter as tk
-root = tk.Tk(); root.title("mantis_fast demo"); root.geometry("1200x700+360+190")
-c = tk.Canvas(root, width=1200, height=700, bg="#f4f4f8", highlightthickness=0); c.pack()
-for i, colour in enumerate(["#d9534f", "#f0ad4e", "#5cb85c", "#5bc0de", "#428bca", "#6f42c1"]):
-    c.create_rectangle(40 + i * 190, 120, 200 + i * 190, 260, fill=colour, outline="")
-    c.create_text(120 + i * 190, 290, text="button %d" % (i + 1), font=("Helvetica", 14))
-c.create_text(600, 60, text="mantis_fast: zero-copy MIT-SHM capture",
-              font=("Helvetica", 26, "bold"))
-for row in range(8):
-    c.create_text(60, 360 + row * 36, anchor="w", font=("Courier", 13),
-                  text="%02d  the quick brown fox jumps over the lazy dog  0123456789" % row)
-root.mainloop()
-"""
 
 
 def _backend(cap: Capture) -> str:
     return f"{cap.backend} ({cap.backend_reason})"
 
 
-def _median_ms(fn: Callable[[], object], rounds: int) -> float:
-    for _ in range(5):
-        fn()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
-
-
-def _wait_for_content(cap: Capture, timeout: float = 10.0) -> np.ndarray:
-    """Wait until the app has drawn (the screen is no longer one flat colour) and is still."""
-    deadline = time.monotonic() + timeout
-    previous = None
-    while time.monotonic() < deadline:
-        frame = cap.grab(copy=True)
-        if frame[:, :, :3].std() > 1 and previous is not None and np.array_equal(frame, previous):
-            return frame
-        previous = frame
-        time.sleep(0.1)
-    raise RuntimeError("the demo app did not draw within 10 s")
-
-
 def demo(args: argparse.Namespace) -> int:
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with Xvfb(size=(1920, 1080)) as server:
-        app = subprocess.Popen([sys.executable, "-c", _DEMO_APP], env=server.env())
-        try:
-            with Capture(server.display) as cap:
-                print(f"Xvfb {server.display} 1920x1080, capture: {_backend(cap)}")
-                frame = _wait_for_content(cap)
-                Image.fromarray(frame[:, :, 2::-1]).save(out_dir / "demo_capture.png")
-                rows = [("mantis_fast grab (zero-copy)", _median_ms(cap.grab, args.rounds))]
-                rows.append(
-                    (
-                        "mantis_fast grab(copy=True)",
-                        _median_ms(lambda: cap.grab(copy=True), args.rounds),
-                    )
-                )
-                dst = np.empty_like(frame)
-                rows.append(
-                    (
-                        "np.copyto of one frame",
-                        _median_ms(lambda: np.copyto(dst, frame), args.rounds),
-                    )
-                )
-                try:
-                    import mss
+    from .demo import run_demo
 
-                    with mss.MSS(display=server.display) as sct:
-                        monitor = sct.monitors[1]
-                        rows.append(
-                            ("mss MSS().grab", _median_ms(lambda: sct.grab(monitor), args.rounds))
-                        )
-                except ImportError:
-                    print("(mss not installed: skipped)")
-        finally:
-            app.terminate()
-            app.wait(timeout=5)
-    base = rows[0][1]
-    print(f"\n{'full-frame 1080p capture':<32}{'median ms':>10}{'vs mantis_fast':>16}")
-    for name, ms in rows:
-        print(f"{name:<32}{ms:>10.3f}{ms / base:>15.2f}x")
-    print(f"\ncaptured frame written to {out_dir / 'demo_capture.png'}")
-    return 0
+    return run_demo(targets=args.targets, out=args.out, brain_size=args.brain_size, seed=args.seed)
 
 
 def grab(args: argparse.Namespace) -> int:
@@ -125,14 +40,108 @@ def info(args: argparse.Namespace) -> int:
     return 0
 
 
+def displays(args: argparse.Namespace) -> int:
+    from .displays import list_displays
+
+    for monitor in list_displays(args.display):
+        x, y, width, height = monitor.bounds
+        star = "*" if monitor.primary else " "
+        print(f"{star}{monitor.id}: {monitor.name or '-'} {width}x{height}+{x}+{y}")
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    from .benchreport import run_bench
+
+    command = f"mantis-fast bench --out {args.out}" + (" --quick" if args.quick else "")
+    run_bench(args.out, quick=args.quick, command=command)
+    return 0
+
+
+# run: flags that override one configuration key each (``--set KEY=VALUE`` covers the rest).
+_RUN_FLAGS = {
+    "api_url": ("--api-url", str),
+    "model": ("--model", str),
+    "display": ("--display", str),
+    "host": ("--host", str),
+    "port": ("--port", int),
+    "runs_dir": ("--runs-dir", str),
+    "max_turns": ("--max-turns", int),
+    "annotator": ("--annotator", str),
+    "log_layout": ("--log-layout", str),
+    "log_level": ("--log-level", str),
+}
+
+
+def _print_turn(result) -> None:
+    timings = result.timings_ms
+    vlm = f", model {timings['vlm'] / 1e3:.2f}s" if "vlm" in timings else ""
+    failed = f"  model call FAILED: {result.vlm_error}" if result.vlm_error else ""
+    observation = result.output.observation.replace("\n", " ")
+    if len(observation) > 80:
+        observation = observation[:77] + "..."
+    print(
+        f"turn {result.turn:4d}: {len(result.output.actions)} action(s), "
+        f"{len(result.output.skipped)} skipped, frame {result.frame_size[0]}x"
+        f"{result.frame_size[1]}, turn {timings.get('turn_before_model', 0):.0f} ms{vlm}"
+        f"  | {observation}{failed}",
+        flush=True,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import contextlib
+    import logging
+
+    from .agent import AgentConfig, ConfigError, run_agent
+
+    flags = {name: getattr(args, name) for name in _RUN_FLAGS if getattr(args, name) is not None}
+    if args.no_physical_execution:
+        flags["physical_execution"] = False
+    if args.boot:
+        flags["boot_enabled"] = True
+    try:
+        base = AgentConfig.from_toml(args.config) if args.config else AgentConfig()
+        config = AgentConfig.from_mapping(flags, base=base).with_overrides(args.set or [])
+    except ConfigError as exc:
+        print(f"mantis-fast run: {exc}", file=sys.stderr)
+        return 2
+
+    def ready(url: str, engine) -> None:
+        start = "from BOOT_VLM_OUTPUT" if config.boot_enabled else "on POST /inject"
+        print(f"panel {url}  (the loop starts {start})", flush=True)
+
+    logging.basicConfig(
+        level=max(logging.WARNING, logging.getLevelName(config.log_level)),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+    with contextlib.suppress(KeyboardInterrupt):
+        engine = asyncio.run(run_agent(config, on_turn=_print_turn, on_ready=ready))
+        print(f"finished: phase {engine.phase}, {engine.turn} turn(s), run dir {engine.run_dir}")
+        if engine.error:
+            print(f"last error: {engine.error}", file=sys.stderr)
+        return 1 if engine.phase == "error" else 0
+    print("interrupted")
+    return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mantis-fast", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser(
-        "demo", help="capture a real app on a private Xvfb and compare with peers"
+        "demo", help="the main job: an agent loop clicks targets in a Tk app on its own Xvfb"
     )
-    p.add_argument("--out", default="runs", help="directory for the captured PNG (default: runs)")
-    p.add_argument("--rounds", type=int, default=200)
+    p.add_argument("--targets", type=int, default=20, help="targets to hit (default: 20)")
+    p.add_argument("--out", default="runs", help="runs directory (default: runs)")
+    p.add_argument(
+        "--brain-size",
+        default="1280x720",
+        type=lambda text: tuple(int(v) for v in text.lower().split("x")),
+        help="size of the image the brain sees, WxH (default: 1280x720)",
+    )
+    p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=demo)
     p = commands.add_parser("grab", help="capture the screen (or a region) to an image file")
     p.add_argument("output")
@@ -142,6 +151,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = commands.add_parser("info", help="show the capture backend and monitors of a display")
     p.add_argument("--display", default=None)
     p.set_defaults(func=info)
+    p = commands.add_parser("displays", help="list the monitors of a display (RandR)")
+    p.add_argument("--display", default=None)
+    p.set_defaults(func=displays)
+    p = commands.add_parser(
+        "run", help="run the vision loop against an OpenAI-compatible model endpoint"
+    )
+    p.add_argument("--config", help="TOML file with configuration keys (see AgentConfig)")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="override any key (repeatable)"
+    )
+    for name, (flag, kind) in _RUN_FLAGS.items():
+        p.add_argument(flag, dest=name, type=kind, default=None, help=f"sets {name.upper()}")
+    p.add_argument(
+        "--no-physical-execution", action="store_true", help="run the loop without input"
+    )
+    p.add_argument("--boot", action="store_true", help="start from BOOT_VLM_OUTPUT")
+    p.set_defaults(func=run)
+    p = commands.add_parser(
+        "bench", help="time every stage against mss, Pillow, OpenCV, xdotool... on its own Xvfb"
+    )
+    p.add_argument("--out", default="bench-results", help="output directory (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="a few rounds only (rough medians)")
+    p.set_defaults(func=bench)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -1,0 +1,189 @@
+"""HTTP panel (aiohttp): watch the loop live and feed it.
+
+Routes:
+
+- ``GET /`` the page (live annotated frame, observation, actions, per-stage timings).
+- ``GET /config`` ``{"ui": UI_CONFIG, "capture_width", "capture_height", ...}``.
+- ``GET /state`` the reference's fields (``phase``, ``error``, ``turn``, ``msg_id``,
+  ``pending_seq``, ``annotated_seq``, ``raw_b64``, ``bboxes``, ``actions``, ``observation``,
+  ``vlm_json``) plus ``timings_ms`` and friends; ``?images=0`` leaves out ``raw_b64``.
+- ``GET /frame/raw.png``, ``GET /frame/annotated.png`` the latest frames (404 before turn 1).
+- ``POST /inject`` ``{"vlm_text": "..."}`` queues a model output (starts the loop; when the
+  loop is running it replaces the next model call); 409 once the run is over.
+- ``POST /annotated`` ``{"seq": n, "image_b64": "<png>"}`` for ``ANNOTATOR="external"``;
+  ``seq`` must equal ``pending_seq`` while the engine waits, else 409 and nothing advances.
+
+Safety: binds 127.0.0.1 unless configured otherwise, and any non-loopback bind needs
+``PANEL_TOKEN`` (sent as ``Authorization: Bearer <token>`` or ``?token=``). Without a token,
+requests must name a loopback ``Host`` (DNS rebinding). POST bodies must be
+``application/json`` (so a foreign web page cannot post without a CORS preflight, which is
+never granted), at most ``PANEL_MAX_BODY_BYTES`` (413), valid JSON objects (400).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import json
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from .config import AgentConfig, is_loopback
+from .engine import Engine, EngineFinished, SeqMismatch
+
+__all__ = ["Panel"]
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"ok": False, "error": message}, status=status, headers=_NO_STORE)
+
+
+def _host_name(host_header: str) -> str:
+    return urlsplit(f"//{host_header}").hostname or ""
+
+
+class Panel:
+    """The panel for one ``Engine``; ``await start()`` then ``url``; ``await close()``."""
+
+    def __init__(self, engine: Engine, config: AgentConfig) -> None:
+        self.engine = engine
+        self.config = config
+        self.app = web.Application(
+            client_max_size=config.panel_max_body_bytes,
+            middlewares=[self._guard],
+        )
+        self.app.router.add_get("/", self.page)
+        self.app.router.add_get("/config", self.get_config)
+        self.app.router.add_get("/state", self.get_state)
+        self.app.router.add_get("/frame/{kind}.png", self.get_frame)
+        self.app.router.add_post("/inject", self.post_inject)
+        self.app.router.add_post("/annotated", self.post_annotated)
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> str:
+        self._runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.config.host, self.config.port)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{port}/"
+        return self.url
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- guard ------------------------------------------------------------------------------
+    @web.middleware
+    async def _guard(self, request: web.Request, handler) -> web.StreamResponse:
+        token = self.config.panel_token
+        if token:
+            sent = request.headers.get("Authorization", "")
+            sent = sent[7:] if sent.startswith("Bearer ") else request.query.get("token", "")
+            if not hmac.compare_digest(sent.encode(), token.encode()):
+                return _error(401, "missing or wrong token")
+        elif not is_loopback(_host_name(request.host)):
+            return _error(403, f"Host {request.host!r} is not a loopback name")
+        origin = request.headers.get("Origin")
+        if origin is not None and urlsplit(origin).netloc != request.host:
+            return _error(403, f"cross-origin request from {origin!r} refused")
+        if request.method == "POST" and request.content_type != "application/json":
+            return _error(415, f"POST bodies must be application/json, got {request.content_type}")
+        response = await handler(request)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
+    async def _json_body(self, request: web.Request) -> dict[str, Any]:
+        body = await request.read()  # raises 413 over client_max_size
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise web.HTTPBadRequest(
+                text=json.dumps({"ok": False, "error": f"body is not valid JSON: {exc}"}),
+                content_type="application/json",
+            ) from None
+        if not isinstance(data, dict):
+            raise web.HTTPBadRequest(
+                text=json.dumps({"ok": False, "error": "body must be a JSON object"}),
+                content_type="application/json",
+            )
+        return data
+
+    # -- routes -----------------------------------------------------------------------------
+    async def page(self, request: web.Request) -> web.Response:
+        html = resources.files(__package__).joinpath("panel.html").read_text(encoding="utf-8")
+        return web.Response(text=html, content_type="text/html", headers=_NO_STORE)
+
+    async def get_config(self, request: web.Request) -> web.Response:
+        config = self.config
+        return web.json_response(
+            {
+                "ui": config.ui_config,
+                "capture_width": config.capture_width,
+                "capture_height": config.capture_height,
+                "capture_scale_percent": config.capture_scale_percent,
+                "capture_crop": config.capture_crop,
+                "annotator": config.annotator,
+                "max_turns": config.max_turns,
+                "model": config.model,
+            },
+            headers=_NO_STORE,
+        )
+
+    async def get_state(self, request: web.Request) -> web.Response:
+        images = request.query.get("images", "1") not in ("0", "false", "no")
+        return web.json_response(self.engine.state(images=images), headers=_NO_STORE)
+
+    async def get_frame(self, request: web.Request) -> web.Response:
+        kind = request.match_info["kind"]
+        if kind not in ("raw", "annotated"):
+            return _error(404, f"no frame {kind!r}; use raw or annotated")
+        png = self.engine.raw_png if kind == "raw" else self.engine.annotated_png
+        if png is None:
+            return _error(404, f"no {kind} frame yet")
+        headers = {**_NO_STORE, "X-Turn": str(self.engine.turn)}
+        return web.Response(body=png, content_type="image/png", headers=headers)
+
+    async def post_inject(self, request: web.Request) -> web.Response:
+        data = await self._json_body(request)
+        text = data.get("vlm_text")
+        if not isinstance(text, str) or not text:
+            return _error(400, "body needs a non-empty string 'vlm_text'")
+        try:
+            queued = self.engine.inject(text)
+        except EngineFinished as exc:
+            return _error(409, str(exc))
+        return web.json_response({"ok": True, "queued": queued, "phase": self.engine.phase})
+
+    async def post_annotated(self, request: web.Request) -> web.Response:
+        data = await self._json_body(request)
+        seq, image = data.get("seq"), data.get("image_b64")
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            return _error(400, f"'seq' must be an integer, got {seq!r}"[:200])
+        if not isinstance(image, str):
+            return _error(400, "'image_b64' must be a base64 string")
+        if image.startswith("data:"):
+            image = image.partition(",")[2]
+        try:
+            png = base64.b64decode(image, validate=True)
+        except (binascii.Error, ValueError):
+            return _error(400, "'image_b64' is not valid base64")
+        if not png.startswith(PNG_SIGNATURE):
+            return _error(400, "'image_b64' is not a PNG image")
+        try:
+            self.engine.submit_annotated(seq, png)
+        except SeqMismatch as exc:
+            return _error(409, str(exc))
+        return web.json_response({"ok": True, "seq": seq})

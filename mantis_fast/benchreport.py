@@ -1,0 +1,260 @@
+"""``mantis-fast bench``: every stage of the agent loop against its usual peers, in one process.
+
+Starts its own 1920x1080 Xvfb, times each operation of :mod:`mantis_fast.benchcases` (mantis_fast
+and its peers side by side, medians), and writes what it measured to ``out``:
+
+- ``bench.json``: the machine (CPU model, cores, Python and library versions), the command, and
+  for every operation every member's median, minimum and rounds, its ratio to mantis_fast and,
+  for capture and resize, the share of the measured memcpy bandwidth mantis_fast reaches;
+- ``bench.md``: the ratio table as Markdown (what the README quotes);
+- ``bench.png``: speed-up per operation and peer, horizontal bars on a log axis (matplotlib;
+  skipped with a message when it is not installed).
+
+The same table is printed. A ratio is ``peer median / mantis_fast median``: above 1, mantis_fast
+is that many times faster. A peer that is not installed is listed as skipped, not failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from .benchcases import OPERATIONS, SCREEN, Rig, paint_root, screen_image
+from .benchtiming import Effort, module_version
+from .capture import Capture
+from .encode import PNG_DEFLATE
+from .xvfb import Xvfb
+
+__all__ = ["FULL", "QUICK", "format_markdown", "format_table", "run_bench", "write_plot"]
+
+FULL = Effort(budget_s=1.2, min_rounds=7, max_rounds=400, blocks=5, warmup=3)
+QUICK = Effort(budget_s=0.03, min_rounds=2, max_rounds=10, blocks=1, warmup=1)
+
+
+def run_bench(
+    out: str | os.PathLike[str] = "bench-results",
+    *,
+    quick: bool = False,
+    command: str | None = None,
+    stream: TextIO | None = None,
+) -> dict[str, Any]:
+    """Run every comparison, print the ratio table, write bench.json/.md/.png into ``out``.
+
+    ``quick`` runs a couple of rounds per member (for tests; the medians are then rough).
+    Returns the report that bench.json holds.
+    """
+    stream = sys.stdout if stream is None else stream
+    effort = QUICK if quick else FULL
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    command = command or "mantis-fast bench" + (" --quick" if quick else "")
+    started = time.time()
+    operations = []
+    with Xvfb(size=SCREEN, depth=24) as server, ExitStack() as stack:
+        paint_root(server.display, screen_image(SCREEN))
+        cap = stack.enter_context(Capture(server.display))
+        rig = Rig(server, cap, cap.grab(copy=True), effort, stack)
+        print(f"{command}: Xvfb {server.display} {SCREEN[0]}x{SCREEN[1]}", file=stream)
+        for bench in OPERATIONS:
+            start = time.perf_counter()
+            op = bench(rig)
+            took = time.perf_counter() - start
+            print(f"  {op.title:<44} {took:5.1f} s", file=stream, flush=True)
+            operations.append(op.to_json())
+        machine = machine_facts()
+        machine["display"] = f"Xvfb {SCREEN[0]}x{SCREEN[1]}x24, capture {cap.backend}"
+    report = {
+        "command": command,
+        "quick": quick,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "duration_s": round(time.time() - started, 1),
+        "ratio": "peer median / mantis_fast median (> 1: mantis_fast is faster)",
+        "memcpy_fraction": "bytes mantis_fast reads + writes per second / np.copyto's rate",
+        "machine": machine,
+        "operations": operations,
+    }
+    (out_dir / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out_dir / "bench.md").write_text(format_markdown(report))
+    print(file=stream)
+    print(format_table(report), file=stream)
+    plot_note = write_plot(report, out_dir / "bench.png")
+    print(f"\nwrote {out_dir / 'bench.json'}, {out_dir / 'bench.md'}; {plot_note}", file=stream)
+    return report
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine_facts() -> dict[str, Any]:
+    from . import __version__
+
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "mantis_fast": __version__,
+        "png_deflate": PNG_DEFLATE,
+        "peers": {
+            name: module_version(module)
+            for name, module in (
+                ("Pillow", "PIL"),
+                ("mss", "mss"),
+                ("opencv", "cv2"),
+                ("pyautogui", "pyautogui"),
+                ("matplotlib", "matplotlib"),
+            )
+        },
+    }
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def format_time(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale or unit == "us":
+            value = seconds / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def format_ratio(ratio: float) -> str:
+    return f"{ratio:.2f}x" if ratio < 10 else f"{ratio:,.0f}x" if ratio >= 100 else f"{ratio:.1f}x"
+
+
+def _rows(report: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    """(operation, mantis_fast median, peer, peer median, ratio, memcpy share) per peer."""
+    rows = []
+    for op in report["operations"]:
+        subject = next(m for m in op["members"] if m["role"] == "subject")
+        share = f"{op['memcpy_fraction']:.2f}" if "memcpy_fraction" in op else ""
+        first = [op["title"], format_time(subject["median_s"]), share]
+        for member in op["members"]:
+            if member["role"] == "subject":
+                continue
+            if "skipped" in member:
+                median, ratio = "skipped", member["skipped"]
+            else:
+                median, ratio = format_time(member["median_s"]), format_ratio(member["ratio"])
+            title, ours, share = first or ("", "", "")
+            rows.append((title, ours, member["name"], median, ratio, share))
+            first = []
+        if "iterations_per_s" in op:
+            rates = ", ".join(f"{v:,.1f}" for v in op["iterations_per_s"].values())
+            rows.append(("", "", "loop iterations/s (mantis_fast, peer)", rates, "", ""))
+    return rows
+
+
+def _machine_line(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    return (
+        f"{m['cpu_model']}, {m['cores']} cores ({m['usable_cores']} usable), {m['platform']}, "
+        f"Python {m['python']}, numpy {m['numpy']}; {m['display']}"
+    )
+
+
+def format_table(report: dict[str, Any]) -> str:
+    header = ("operation", "mantis_fast", "peer", "median", "ratio", "of memcpy")
+    rows = [header, *_rows(report)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    right = {1, 3, 4, 5}
+    lines = [
+        "  ".join(
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ).rstrip()
+        for row in rows
+    ]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(
+        [
+            f"{report['command']}: medians; ratio = peer / mantis_fast (> 1: mantis_fast faster)",
+            _machine_line(report),
+            "",
+            *lines,
+        ]
+    )
+
+
+def format_markdown(report: dict[str, Any]) -> str:
+    header = "| operation | mantis_fast | peer | peer median | ratio | share of memcpy |"
+    lines = [header, "|---|---:|---|---:|---:|---:|"]
+    lines += ["| " + " | ".join(row) + " |" for row in _rows(report)]
+    return "\n".join(
+        [
+            f"Machine: {_machine_line(report)}.",
+            f"Command: `{report['command']}` (medians; ratio = peer / mantis_fast).",
+            "",
+            *lines,
+            "",
+        ]
+    )
+
+
+def write_plot(report: dict[str, Any], path: Path) -> str:
+    """Horizontal bars of speed-up (log axis), one per operation and peer. Returns a note."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return "plot skipped: matplotlib is not installed (pip install matplotlib)"
+    labels, ratios, colours, notes = [], [], [], []
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+    for index, op in enumerate(report["operations"]):
+        for member in op["members"]:
+            if member["role"] != "peer":
+                continue
+            peer = re.sub(r"\s*\(.*\)$", "", member["name"])
+            labels.append(f"{op['title']}\nvs {peer}")
+            colours.append(palette[index % len(palette)])
+            if "skipped" in member:
+                ratios.append(np.nan)
+                notes.append(f"skipped: {member['skipped']}")
+                continue
+            ratios.append(member["ratio"])
+            notes.append(format_ratio(member["ratio"]))
+    figure = Figure(figsize=(11, 0.62 * len(labels) + 1.6), layout="constrained")
+    axes = figure.add_subplot()
+    ys = np.arange(len(labels))[::-1]
+    finite = [r for r in ratios if np.isfinite(r)]
+    low, high = min([*finite, 0.5]) / 1.6, max([*finite, 2.0]) * 3.5
+    widths = [r - 1.0 if np.isfinite(r) else 0.0 for r in ratios]
+    axes.barh(ys, widths, left=1.0, color=colours, height=0.7)  # from 1x: faster right, slower left
+    axes.set_xscale("log")
+    axes.set_xlim(low, high)
+    axes.axvline(1.0, color="black", linewidth=1)
+    for y, ratio, note in zip(ys, ratios, notes, strict=True):
+        x = ratio if np.isfinite(ratio) else 1.0
+        axes.text(x * 1.08, y, note, va="center", fontsize=9)
+    axes.set_yticks(ys, labels, fontsize=8.5)
+    axes.set_xlabel("speed-up: peer median time / mantis_fast median time (log scale; 1 = equal)")
+    axes.grid(axis="x", which="both", alpha=0.25)
+    machine = report["machine"]
+    axes.set_title(
+        f"mantis_fast vs peers - {machine['cpu_model']}, {machine['usable_cores']} cores, "
+        f"Python {machine['python']}\n{report['command']}",
+        fontsize=10,
+    )
+    figure.savefig(path, dpi=110)
+    return f"plot {path}"

@@ -1,0 +1,92 @@
+"""A loopback OpenAI-compatible chat-completions server that answers from a script.
+
+The one stand-in the agent tests use: everything else (X server, capture, input, HTTP client,
+panel) is real. Each scripted step is a string (the assistant's reply), ``{"status": 500}`` (an
+HTTP error) or ``{"hang": seconds}`` (no answer for that long, then the next step). When the
+script runs out, ``default`` answers. Every request body is kept in ``requests``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import Any
+
+from aiohttp import web
+
+NO_OP = json.dumps({"observation": "nothing to do", "bboxes": [], "actions": []})
+
+
+def reply_json(observation: str, actions: list[dict] | None = None, bboxes=None) -> str:
+    return json.dumps(
+        {"observation": observation, "bboxes": bboxes or [], "actions": actions or []}
+    )
+
+
+class StubModel:
+    """``with StubModel(script) as stub: stub.url`` -> ``http://127.0.0.1:N/v1/chat/completions``."""
+
+    def __init__(self, script: list[Any] | None = None, *, default: Any = NO_OP) -> None:
+        self.script = list(script or [])
+        self.default = default
+        self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []
+        self.url = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._started = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, daemon=True)
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        self.requests.append(await request.json())
+        self.request_times.append(time.monotonic())
+        step = self.script.pop(0) if self.script else self.default
+        if isinstance(step, dict) and "hang" in step:
+            await asyncio.sleep(step["hang"])
+            step = self.script.pop(0) if self.script else self.default
+        if isinstance(step, dict) and "status" in step:
+            return web.json_response({"error": {"message": "scripted"}}, status=step["status"])
+        body = {
+            "id": f"stub-{len(self.requests)}",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": step}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        return web.json_response(body)
+
+    def _main(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            app = web.Application(client_max_size=64 * 1024 * 1024)
+            app.router.add_post("/v1/chat/completions", self._handle)
+            self._runner = web.AppRunner(
+                app, access_log=None, handle_signals=False, shutdown_timeout=0.1
+            )
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            await site.start()
+            port = self._runner.addresses[0][1]
+            self.url = f"http://127.0.0.1:{port}/v1/chat/completions"
+            self._started.set()
+            await self._stop.wait()
+            await self._runner.cleanup()
+
+        try:
+            asyncio.run(main())
+        finally:
+            self._started.set()
+
+    def __enter__(self) -> StubModel:
+        self._thread.start()
+        if not self._started.wait(10) or not self.url:
+            raise RuntimeError("stub model server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)

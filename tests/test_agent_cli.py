@@ -1,0 +1,53 @@
+"""``mantis-fast run`` and ``mantis-fast displays`` as a user runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from mantis_fast.xvfb import Xvfb
+
+from .agent_stub import StubModel, reply_json
+
+
+def test_run_shows_progress_and_writes_the_run(tmp_path: Path) -> None:
+    config = tmp_path / "agent.toml"
+    config.write_text(
+        'PORT = 0\nSETTLE_QUIET_MS = 20\nLOG_LAYOUT = "turn_dirs"\n'
+        "CAPTURE_CROP = {x1 = 0, y1 = 0, x2 = 500, y2 = 500}\n"
+    )
+    with Xvfb(size=(640, 480)) as server, StubModel([reply_json("second turn")]) as stub:
+        result = subprocess.run(
+            [
+                sys.executable, "-m", "mantis_fast.cli", "run", "--config", str(config),
+                "--api-url", stub.url, "--runs-dir", str(tmp_path / "runs"), "--max-turns", "2",
+                "--boot", "--no-physical-execution", "--set", "CAPTURE_SCALE_PERCENT=50",
+            ],
+            env=server.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("panel http://127.0.0.1:")
+    assert lines[1].startswith("turn    1: 0 action(s), 0 skipped, frame 160x120")
+    assert "| Start: take a first look" in lines[1] and "model" in lines[1]
+    assert lines[2].startswith("turn    2:") and "second turn" in lines[2]
+    assert lines[3].startswith("finished: phase done, 2 turn(s)")
+    run = tmp_path / "runs" / "run_0001"
+    assert (run / "turn_0002" / "screenshot_annotated.png").exists()
+    assert len(stub.requests) == 1
+
+
+def test_displays_lists_monitors() -> None:
+    with Xvfb(size=(640, 480)) as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "mantis_fast.cli", "displays", "--display", server.display],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 0, result.stderr
+    assert "640x480+0+0" in result.stdout and result.stdout.startswith("*0:")
