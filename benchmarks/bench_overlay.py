@@ -6,7 +6,8 @@ The scene is 004's boot example on turn 4 of a run with the default UI_CONFIG: a
 and four drags (a square stroke) per turn, a 4-turn trail with shrink (36 heat discs, 16 drag
 lines), one bordered bbox and five labels. Every member draws that scene in place:
 
-- ``mantis_fast``: one ``annotate`` call (validation, the trail, one kernel pass, labels).
+- ``mantis_fast``: one ``annotate`` call (validation, the trail, one kernel pass, labels), on
+  one core (the default); ``_2_threads`` splits the rows over two.
 - ``pillow_cached_sprites``: the fastest Pillow way we know. Each radial gradient is a sprite
   drawn once with ImageDraw as 1-px concentric rings on an RGBA layer and cached (only the first
   call pays), then blended with ``paste(sprite, box, sprite)`` (alpha compositing onto the
@@ -223,9 +224,17 @@ def setup_run(radius_scale: float | None):
     return ui, trail
 
 
-def mantis_annotate(frame, ui, trail):
+def mantis_annotate(frame, ui, trail, threads=1):
+    actions = turn_actions(4)
     return annotate(
-        frame, turn_actions(4), bboxes=[BOX], ui_config=ui, trail=trail, seq=4, coords="normalized"
+        frame,
+        actions,
+        bboxes=[BOX],
+        ui_config=ui,
+        trail=trail,
+        seq=4,
+        coords="normalized",
+        threads=threads,
     )
 
 
@@ -248,10 +257,10 @@ def run_pillow(radius_scale, cache, benchmark):
     benchmark(painter.draw, image, s)
 
 
-def run_mantis(radius_scale, benchmark):
+def run_mantis(radius_scale, benchmark, threads=1):
     ui, trail = setup_run(radius_scale)
     frame = desktop_frame()
-    benchmark(mantis_annotate, frame, ui, trail)
+    benchmark(mantis_annotate, frame, ui, trail, threads)
     assert len(trail) == 4
 
 
@@ -277,6 +286,11 @@ def test_annotate_pillow_rgba_layers(benchmark):
 @pytest.mark.benchmark(group=GROUP_LARGE)
 def test_annotate_large_mantis_fast(benchmark):
     run_mantis(0.22, benchmark)
+
+
+@pytest.mark.benchmark(group=GROUP_LARGE)
+def test_annotate_large_mantis_fast_2_threads(benchmark):
+    run_mantis(0.22, benchmark, threads=2)
 
 
 @pytest.mark.benchmark(group=GROUP_LARGE)

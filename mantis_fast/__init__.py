@@ -4,6 +4,7 @@ The stages of an agent loop, each close to the machine's limit:
 
 * ``Capture`` — zero-copy MIT-SHM screen capture (damage-aware with ``track_damage=True``);
 * ``resize`` and the sizing policies — the image a vision-language model sees, in one pass;
+* ``annotate`` — the agent's own actions burned into the frame it sees next;
 * ``encode_png`` / ``data_url`` — what goes over the wire;
 * ``scale_brain_to_display`` and friends — exact coordinate contracts, scalar and batched;
 * ``Input`` — XTest dispatch in microseconds;
@@ -48,6 +49,7 @@ from .frames import changed_bbox, frame_hash
 from .image import resize
 from .input import Input, InputError
 from .loop_detector import LoopDetector, compute_click_tol_px
+from .overlay import Trail, UIConfig, annotate, draw_bbox_heat, draw_heat
 from .sizing import (
     anthropic_size,
     cap_long_edge,
@@ -72,10 +74,13 @@ __all__ = [
     "LoopDetector",
     "MantisError",
     "Settled",
+    "Trail",
     "Trajectory",
+    "UIConfig",
     "UnsupportedVisualError",
     "Xvfb",
     "XvfbError",
+    "annotate",
     "anthropic_size",
     "cap_long_edge",
     "changed_bbox",
@@ -84,6 +89,8 @@ __all__ = [
     "coerce_coordinate",
     "compute_click_tol_px",
     "data_url",
+    "draw_bbox_heat",
+    "draw_heat",
     "drift_loop_flags",
     "encode_jpeg",
     "encode_png",

@@ -44,6 +44,11 @@ Contract:
   colour byte, gradients interpolated in straight RGBA between stops as a canvas gradient
   does; bytes equal that formula in float64 except within ~1e-3 of a rounding tie (1 LSB).
   Edge coverage and the kernel's two precision paths: ``mantis_fast._overlay``.
+- ``threads`` defaults to 1: a turn's overlays take a millisecond or two on one core, and a
+  team of threads must all reach the last row before the call returns; when another process
+  holds a core (Xvfb, the model client) that join waits for the scheduler, often longer than
+  the whole drawing. ``threads=2`` or more pays on a quiet machine for large heat; the bytes
+  are the same for any thread count.
 - Bad input (dtype, shape, strides, read-only arrays, NaN or infinite coordinates, coordinates
   beyond +-1e7, negative radii, malformed stops or colours, unknown action names) raises
   ValueError naming what was received.
@@ -89,7 +94,7 @@ DRAG_LINE_WIDTH = 2.0
 LABEL_BOX = (0.0, 0.0, 0.0, 0.7)
 LABEL_OFFSET = (6, 3)  # the text starts this far right of and above the point
 LABEL_PAD = 2
-_PARALLEL_MIN_PIXELS = 1024 * 1024  # estimated pixels; below this one thread wins
+_PARALLEL_MIN_PIXELS = 256 * 1024  # estimated pixels covered; below, one thread wins anyway
 # The kernel's float32 path for well-conditioned gradients; tests switch it off to check the
 # float64 path against the same references.
 _FAST_PATH = True
@@ -369,8 +374,14 @@ def _coord(value: Any, what: str) -> float:
     return float(value)
 
 
-def _run(image: np.ndarray, ops: list[list[float]], stops: np.ndarray, bgr: bool) -> None:
-    """One kernel pass; a second thread only when the shapes cover enough pixels to pay."""
+def _threads(threads: Any) -> int:
+    return _number(threads, "threads", low=1, high=256, integer=True)
+
+
+def _run(
+    image: np.ndarray, ops: list[list[float]], stops: np.ndarray, bgr: bool, threads: int
+) -> None:
+    """One kernel pass; extra threads only when the shapes cover enough pixels to pay."""
     if not ops:
         return
     height, width = image.shape[:2]
@@ -381,8 +392,8 @@ def _run(image: np.ndarray, ops: list[list[float]], stops: np.ndarray, bgr: bool
             if op[0] == _overlay.OP_DISC
             else abs((op[9] - op[7]) * (op[10] - op[8]))
         )
-    parallel = min(work, float(height * width) * len(ops)) >= _PARALLEL_MIN_PIXELS and height > 1
-    threads = _overlay.max_threads() if parallel else 1
+    if min(work, float(height * width) * len(ops)) < _PARALLEL_MIN_PIXELS or height < 2:
+        threads = 1
     _overlay.composite(image, np.array(ops, dtype=np.float64), stops, bgr, threads, _FAST_PATH)
 
 
@@ -438,6 +449,7 @@ def draw_heat(
     *,
     alpha: float = 1.0,
     channel_order: str | None = None,
+    threads: int = 1,
 ) -> np.ndarray:
     """Blend one radial-gradient heat disc centred on pixel (x, y) into ``image``; return it.
 
@@ -450,7 +462,7 @@ def draw_heat(
     radius = _number(radius, "radius", low=0, high=COORD_LIMIT)
     table = _default_ui().executed_heat.table if stops is None else _stops_table(parse_stops(stops))
     alpha = _number(alpha, "alpha", low=0, high=1)
-    _run(image, [_disc(0, len(table), alpha, x, y, radius)], table, bgr)
+    _run(image, [_disc(0, len(table), alpha, x, y, radius)], table, bgr, _threads(threads))
     return image
 
 
@@ -466,6 +478,7 @@ def draw_bbox_heat(
     border_width: float = 2.0,
     alpha: float = 1.0,
     channel_order: str | None = None,
+    threads: int = 1,
 ) -> np.ndarray:
     """Blend bbox heat over pixels x1..x2, y1..y2 (inclusive) into ``image``; return it.
 
@@ -485,7 +498,7 @@ def draw_bbox_heat(
     width = _number(border_width, "border_width", low=0, high=COORD_LIMIT)
     ops: list[list[float]] = []
     _box_ops(ops, (0, len(fill)), len(fill), width, _number(alpha, "alpha", low=0, high=1), box)
-    _run(image, ops, np.vstack([fill, [(0.0, *colour)]]), bgr)
+    _run(image, ops, np.vstack([fill, [(0.0, *colour)]]), bgr, _threads(threads))
     return image
 
 
@@ -686,6 +699,7 @@ def annotate(
     label_size: int = 12,
     channel_order: str | None = None,
     out: np.ndarray | None = None,
+    threads: int = 1,
 ) -> np.ndarray:
     """Draw one turn's overlays as 004 does: bbox heat, executed heat (with ``trail``), labels.
 
@@ -708,7 +722,7 @@ def annotate(
         np.copyto(out, image)
         target = out
     ui = _default_ui() if ui_config is None else UIConfig.from_dict(ui_config)
-    coords = _check_coords(coords)
+    coords, threads = _check_coords(coords), _threads(threads)
     label_size = _number(label_size, "label_size", low=4, high=256, integer=True)
     marks = _marks(actions)
     boxes = [
@@ -761,7 +775,7 @@ def annotate(
     )
     for _, lbox in texts:
         ops.append(_rect(label_box, 1, 1.0, tuple(v - 0.5 for v in lbox)))
-    _run(target, ops, table, bgr)
+    _run(target, ops, table, bgr, threads)
     for mask, lbox in texts:
         _draw_label_text(target, mask, lbox)
     return target

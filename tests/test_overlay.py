@@ -540,6 +540,28 @@ def test_annotate_pixels_without_trail_and_out():
     assert (out[..., 3] == before[..., 3]).all()
 
 
+def test_thread_counts_give_the_same_bytes():
+    ui = UIConfig.from_dict({"executed_heat": {"radius_scale": 0.3}})  # enough work to split
+    results = []
+    for threads in (1, 2, 4):
+        image = frame(300, 400, 3, 4)
+        annotate(
+            image,
+            TURNS[1] + TURNS[2],
+            bboxes=BOXES,
+            ui_config=ui,
+            coords="normalized",
+            threads=threads,
+        )
+        results.append(image)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])
+    with pytest.raises(ValueError, match=r"threads.*int 0"):
+        annotate(frame(4, 4, 3), [], threads=0)
+    with pytest.raises(ValueError, match=r"threads.*'2'"):
+        draw_heat(frame(4, 4, 3), 1, 1, 1, threads="2")
+
+
 def test_disabled_sections_draw_nothing_but_labels_still_do():
     image = np.full((60, 100, 3), 90, np.uint8)
     off = {"executed_heat": {"enabled": False}, "bbox_heat": {"enabled": False}}
