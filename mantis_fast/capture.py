@@ -21,7 +21,6 @@ import select
 import threading
 import time
 from collections.abc import Sequence
-from types import TracebackType
 
 import numpy as np
 from Xlib import X
@@ -29,6 +28,7 @@ from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
 from . import _mitshm
+from ._closing import Closing
 from ._transport import GetImageTransport, ShmAttachRefused, ShmTransport
 from ._xlib import XConnectError, XTimeoutError, open_display, read_available, wait_reply
 from .damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
@@ -44,7 +44,7 @@ _GONE = (xerror.ConnectionClosedError, OSError)
 _FULL_REFRESH_FRACTION = 0.6
 
 
-class Capture:
+class Capture(Closing):
     """Grab the screen of an X display as uint8 (H, W, 4) BGRA numpy arrays.
 
     ``display=None`` uses ``$DISPLAY``, or the embedded default Xvfb when there is none.
@@ -360,17 +360,6 @@ class Capture:
             if self._transport is not None:
                 self._transport.close()
             self._x.close()
-
-    def __enter__(self) -> Capture:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __del__(self) -> None:
         if not getattr(self, "_closed", True):

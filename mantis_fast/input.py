@@ -21,13 +21,13 @@ import os
 import shutil
 import subprocess
 import time
-from types import TracebackType
 
 from Xlib import XK, X
 from Xlib import error as xerror
 from Xlib.ext import xtest
 from Xlib.protocol import request as xrequest
 
+from ._closing import Closing
 from ._xlib import XConnectError, XTimeoutError, open_display, wait_reply
 from .errors import MantisError
 from .xvfb import default_display
@@ -36,6 +36,9 @@ __all__ = ["BUTTONS", "KEY_ALIASES", "Input", "InputError", "canonical_key_name"
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
+# After remapping a keycode, clients need a moment to re-read the keymap (see Input._premap).
+KEYMAP_SETTLE_S = 0.02
+SCRATCH_UNMAP_DELAY_S = 0.2
 
 # xdotool's own aliases, then names models commonly emit for keys X spells differently.
 KEY_ALIASES = {
@@ -125,7 +128,7 @@ def _parse_combo(combo: str) -> list[str]:
     return parts
 
 
-class Input:
+class Input(Closing):
     """Pointer and keyboard for one X display (``None`` -> $DISPLAY or the embedded Xvfb)."""
 
     def __init__(
@@ -288,9 +291,11 @@ class Input:
         if self.backend == "xdotool":
             self._xdotool("type", "--delay", 1, "--", text)
             return
+        keysyms = [_char_keysym(char) for char in text]
+        self._premap(keysyms)
         shift = None
-        for char in text:
-            keycode, shifted = self._keycode_for(_char_keysym(char))
+        for keysym in keysyms:
+            keycode, shifted = self._keycode_for(keysym)
             if shifted:
                 shift = shift or self._shift_keycode()
                 self._fake(X.KeyPress, shift)
@@ -339,12 +344,35 @@ class Input:
             return self._scratch_map[keysym], False
         return self._map_scratch(keysym), False
 
-    def _map_scratch(self, keysym: int) -> int:
-        """Bind ``keysym`` to a keycode nothing uses, as xdotool does for unmapped characters.
+    def _premap(self, keysyms: list[int]) -> None:
+        """Map every keysym of a text that the keymap lacks before typing any of it.
 
-        Scratch keycodes are reused oldest first, so a client that re-reads the keymap late
-        still sees the right symbol for every recent character.
+        Clients re-read the keymap when MappingNotify reaches them, and Tk does so lazily: a key
+        pressed right after its mapping changed can be read with the old one. So the mappings
+        go out together, then one pause lets clients catch up, instead of one per character.
         """
+        missing = []
+        for keysym in dict.fromkeys(keysyms):
+            if keysym in self._scratch_map or any(
+                index in (0, 1) for _, index in self._x.keysym_to_keycodes(keysym)
+            ):
+                continue
+            missing.append(keysym)
+        capacity = len(self._spare_keycodes())
+        for keysym in missing[:capacity]:
+            self._map_scratch(keysym, settle=False)
+        if missing:
+            self._sync()
+            time.sleep(KEYMAP_SETTLE_S)
+
+    def _keysyms_per_keycode(self) -> int:
+        if not hasattr(self, "_row_width"):
+            self._row_width = len(
+                self._x.get_keyboard_mapping(self._x.display.info.min_keycode, 1)[0]
+            )
+        return self._row_width
+
+    def _spare_keycodes(self) -> list[int]:
         if not self._scratch:
             first = self._x.display.info.min_keycode
             count = self._x.display.info.max_keycode - first + 1
@@ -352,14 +380,27 @@ class Input:
             self._scratch = [first + i for i, syms in enumerate(mapping) if not any(syms)]
             if not self._scratch:
                 raise InputError("no spare keycode to map an unmapped character to")
+        return self._scratch
+
+    def _map_scratch(self, keysym: int, *, settle: bool = True) -> int:
+        """Bind ``keysym`` to a keycode nothing uses, as xdotool does for unmapped characters.
+
+        Scratch keycodes are reused oldest first, so a client that re-reads the keymap late
+        still sees the right symbol for every recent character.
+        """
+        self._spare_keycodes()
         keycode = self._scratch.pop(0)
         self._scratch.append(keycode)
         stale = [k for k, code in self._scratch_map.items() if code == keycode]
         for k in stale:
             del self._scratch_map[k]
-        self._x.change_keyboard_mapping(keycode, [(keysym, keysym)])
+        # Every column, as xdotool does: XKB derives its key type from the core row, and a row
+        # with NoSymbol columns can come out as a type whose level 1 clients read as nothing.
+        self._x.change_keyboard_mapping(keycode, [(keysym,) * self._keysyms_per_keycode()])
         self._scratch_map[keysym] = keycode  # the source of truth for scratch codes
-        self._sync()
+        if settle:
+            self._sync()
+            time.sleep(KEYMAP_SETTLE_S)
         return keycode
 
     def _shift_keycode(self) -> int:
@@ -417,20 +458,17 @@ class Input:
         if getattr(self, "_x", None) is None:
             return
         with contextlib.suppress(xerror.ConnectionClosedError, OSError):
+            if self._scratch_map:
+                # Clients such as Tk look a keycode up lazily, when they process the key event:
+                # unmapping at once can race with that and turn the last characters into nothing.
+                time.sleep(SCRATCH_UNMAP_DELAY_S)
             for keycode in self._scratch_map.values():
-                self._x.change_keyboard_mapping(keycode, [(X.NoSymbol, X.NoSymbol)])
+                self._x.change_keyboard_mapping(
+                    keycode, [(X.NoSymbol,) * self._keysyms_per_keycode()]
+                )
+            if self._scratch_map:
+                self._x.sync()  # processed before any other client can look at the keymap
             self._x.close()
-
-    def __enter__(self) -> Input:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __del__(self) -> None:
         if not getattr(self, "_closed", True):

@@ -42,7 +42,7 @@ def script(inp: Input) -> None:
     inp.key("enter")
     inp.key("A")
     inp.key("F5")
-    inp.type("Hi! é€✓ ok")
+    inp.type("Hi! ok")
 
 
 def non_motion(events: list[dict]) -> list[dict]:
@@ -73,7 +73,7 @@ def test_backends_produce_the_same_events(screen: Xvfb, recorder: Recorder) -> N
     typed = "".join(
         e["char"] for e in events if e["type"] == "KeyPress" and e["keysym"] not in ("Shift_L",)
     )
-    assert typed.endswith("Hi! é€✓ ok")
+    assert typed.endswith("Hi! ok")
     keysyms = [e["keysym"] for e in events if e["type"] == "KeyPress"]
     assert keysyms[:6] == ["Control_L", "Shift_L", "T", "Return", "Shift_L", "A"]
     assert "F5" in keysyms
@@ -134,6 +134,17 @@ def test_key_names() -> None:
     assert keysym_for_name("€") == 0x010020AC
     with pytest.raises(ValueError, match="backend must be"):
         Input(":0", backend="uinput")
+
+
+def test_characters_absent_from_the_keymap(screen: Xvfb, recorder: Recorder) -> None:
+    # Kept out of the parity script: xdotool reverts each scratch mapping right after its key,
+    # which races with clients (Tk) that read the keymap lazily; ours keeps them until close.
+    recorder.clear()
+    with Input(screen.display) as inp:
+        inp.type("é€✓ naïve ∑")
+        recorder.wait_for(lambda e: e["type"] == "KeyPress" and e["char"] == "∑")
+    chars = [e["char"] for e in recorder.drain() if e["type"] == "KeyPress"]
+    assert "".join(c for c in chars if c) == "é€✓ naïve ∑"
 
 
 def test_scratch_keycodes_are_unmapped_on_close(screen: Xvfb, recorder: Recorder) -> None:

@@ -12,11 +12,11 @@ Like mss, each ScreenShot owns its pixels; for zero-copy frames use ``mantis_fas
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._closing import Closing
 from ..capture import Capture
 from ..errors import CaptureError
 
@@ -99,7 +99,7 @@ class ScreenShot:
         return f"<ScreenShot pos={self.left},{self.top} size={self.width}x{self.height}>"
 
 
-class MSS:
+class MSS(Closing):
     """mss-compatible screen grabber; ``display=None`` -> $DISPLAY or the embedded Xvfb."""
 
     def __init__(self, *, display: str | bytes | None = None, with_cursor: bool = False) -> None:
@@ -154,17 +154,6 @@ class MSS:
 
     def close(self) -> None:
         self._capture.close()
-
-    def __enter__(self) -> MSS:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def mss(**kwargs: Any) -> MSS:

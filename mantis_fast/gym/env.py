@@ -16,12 +16,12 @@ import subprocess
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from .._closing import Closing
 from ..capture import Capture
 from ..coords import scale_brain_to_display
 from ..errors import MantisError
@@ -36,7 +36,7 @@ MAX_WAIT_SECONDS = 60.0
 DEFAULT_SCROLL_NOTCHES = 3
 
 
-class GymEnvironment(ABC):
+class GymEnvironment(Closing, ABC):
     """What a brain-driving host needs from an environment."""
 
     @abstractmethod
@@ -52,17 +52,6 @@ class GymEnvironment(ABC):
     @abstractmethod
     def screen_size(self) -> tuple[int, int]:
         """(width, height) of the display actions are dispatched to: the real framebuffer."""
-
-    def __enter__(self) -> GymEnvironment:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class XdotoolGymEnv(GymEnvironment):
