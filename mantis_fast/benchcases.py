@@ -27,8 +27,10 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -44,7 +46,7 @@ from .benchtiming import (
     Operation,
     Skipped,
     make_member,
-    module_version,
+    package_version,
     require,
     time_members,
 )
@@ -119,7 +121,7 @@ def screen_image(size: tuple[int, int] = SCREEN, seed: int = 0) -> np.ndarray:
             break
         end = photo[0] - 30 if y < photo[3] + 10 else right - 40
         line = " ".join(rng.choice(_WORDS, 40))
-        while font.getlength(line) > end - left - 290:
+        while " " in line and font.getlength(line) > end - left - 290:
             line = line.rsplit(" ", 1)[0]
         draw.text((left + 280, y), line, fill=(28, 28, 32), font=font)
     for i, colour in enumerate([(66, 139, 202), (92, 184, 92), (217, 83, 79)]):
@@ -159,10 +161,16 @@ def paint_root(display: str, bgrx: np.ndarray) -> None:
 # -- peers that need care ------------------------------------------------------------------
 
 
-def _xdotool(env: dict[str, str], x: int, y: int) -> Callable[[], Any]:
+XDOTOOL_AS_TYPED = "xdotool mousemove X Y click 1"
+XDOTOOL_NO_PAUSE = "xdotool mousemove X Y click --delay 1 1"
+
+
+def _xdotool(env: dict[str, str], x: int, y: int, command: str) -> Callable[[], Any]:
+    """One xdotool process per click. As usually typed, ``click`` then waits its ``--delay``
+    (100 ms by default) before the process exits; ``--delay 1`` is the tuned form."""
     if shutil.which("xdotool") is None:
         raise Skipped("xdotool not installed")
-    argv = ["xdotool", "mousemove", str(x), str(y), "click", "1"]
+    argv = command.replace("X Y", f"{x} {y}").split()
     return lambda: subprocess.run(argv, env=env, check=True)
 
 
@@ -250,7 +258,7 @@ class Rig:
 
 
 def _mss_name() -> str:
-    return f"mss {module_version('mss')} MSS().grab"
+    return f"mss {package_version('mss') or ''} MSS().grab".replace("  ", " ")
 
 
 def _check(condition: bool, what: str) -> None:
@@ -269,14 +277,12 @@ def bench_capture(rig: Rig) -> Operation:
 
     op = Operation(
         "capture",
-        "capture 1920x1080",
+        "capture 1080p, full frame",
         [
             make_member("mantis_fast Capture.grab() (zero-copy)", "subject", lambda: rig.cap.grab),
             make_member(_mss_name(), "peer", rig.mss_grab),
             make_member("PIL.ImageGrab.grab", "peer", imagegrab),
-            make_member(
-                "np.copyto of the frame (memory limit)", "reference", lambda: _copy(rig.frame)
-            ),
+            make_member("np.copyto of the frame (memcpy)", "reference", lambda: _copy(rig.frame)),
         ],
         bandwidth_bytes=2 * rig.frame.nbytes,
     )
@@ -295,7 +301,7 @@ def bench_unchanged(rig: Rig) -> Operation:
     tracked.grab()
     op = Operation(
         "capture_unchanged",
-        "capture, unchanged screen",
+        "capture 1080p, unchanged screen",
         [
             make_member(
                 "mantis_fast Capture(track_damage=True).grab()", "subject", lambda: tracked.grab
@@ -310,7 +316,7 @@ def bench_unchanged(rig: Rig) -> Operation:
 
 
 def bench_resize(rig: Rig) -> Operation:
-    frame, (width, height) = rig.frame, SCREEN
+    frame, height = rig.frame, SCREEN[1]
     out = np.empty((BRAIN[1], BRAIN[0], 3), np.uint8)
 
     def pillow() -> Callable[[], Any]:
@@ -328,7 +334,7 @@ def bench_resize(rig: Rig) -> Operation:
 
         op = Operation(
             "resize",
-            f"resize {width}x{height} -> {BRAIN[0]}x{BRAIN[1]}, BGRX -> RGB",
+            f"resize {height}p -> {BRAIN[0]}x{BRAIN[1]}, BGRX -> RGB",
             [
                 make_member(
                     "mantis_fast resize (area, 1 thread)",
@@ -337,17 +343,21 @@ def bench_resize(rig: Rig) -> Operation:
                 ),
                 make_member("Pillow frombuffer BGRX + resize BOX", "peer", pillow),
                 make_member("OpenCV INTER_AREA + cvtColor (1 thread)", "peer", opencv),
-                make_member(
-                    "np.copyto of the frame (memory limit)", "reference", lambda: _copy(frame)
-                ),
+                make_member("np.copyto of the frame (memcpy)", "reference", lambda: _copy(frame)),
             ],
             bandwidth_bytes=frame.nbytes + out.nbytes,
         )
         time_members(op.members, rig.effort)
-    for peer in op.members[1:3]:  # the same picture: area averages differ only in rounding
-        if peer.skipped is None:
-            diff = np.abs(np.asarray(peer.result).astype(np.int16) - out)
-            _check(diff.mean() < 0.5 and diff.max() <= 2, f"resize vs {peer.name}")
+    # The same picture. OpenCV's INTER_AREA is an area average too: within 1 level. Pillow's BOX
+    # weighs whole source pixels at a 1.5 ratio (mean |difference| ~4.7 levels on this screen),
+    # but a picture off by one row or with swapped channels is more than 10 levels away.
+    pillow_result, opencv_result = op.members[1], op.members[2]
+    if pillow_result.skipped is None:
+        diff = np.abs(np.asarray(pillow_result.result).astype(np.int16) - out)
+        _check(diff.mean() < 7, f"resize vs Pillow: mean difference {diff.mean():.1f}")
+    if opencv_result.skipped is None:
+        diff = np.abs(opencv_result.result.astype(np.int16) - out)
+        _check(diff.max() <= 1, f"resize vs OpenCV: max difference {diff.max()}")
     return op
 
 
@@ -355,7 +365,7 @@ def bench_png(rig: Rig) -> Operation:
     rgb = resize(rig.frame, BRAIN)
     op = Operation(
         "png",
-        f"PNG encode {BRAIN[0]}x{BRAIN[1]} screen",
+        f"PNG encode, {BRAIN[0]}x{BRAIN[1]} screen",
         [
             make_member(
                 f"mantis_fast encode_png ({PNG_DEFLATE})",
@@ -368,7 +378,7 @@ def bench_png(rig: Rig) -> Operation:
     time_members(op.members, rig.effort)
     decoded = np.asarray(Image.open(io.BytesIO(op.subject.result)))
     _check(np.array_equal(decoded, rgb), "PNG round trip")
-    op.facts["png_bytes"] = {m.name: len(m.result) for m in op.members}
+    op.facts["png_bytes"] = {m.name: len(m.result) for m in op.members if m.skipped is None}
     return op
 
 
@@ -388,17 +398,26 @@ def bench_dispatch(rig: Rig) -> Operation:
                 "subject",
                 lambda: lambda: pointer.click(640, 360),
             ),
-            make_member(
-                "xdotool process (mousemove + click)",
-                "peer",
-                lambda: _xdotool(rig.server.env(), 640, 360),
+            *(
+                make_member(
+                    command,
+                    "peer",
+                    lambda command=command: _xdotool(rig.server.env(), 640, 360, command),
+                )
+                for command in (XDOTOOL_AS_TYPED, XDOTOOL_NO_PAUSE)
             ),
             make_member(
-                f"pyautogui {module_version('pyautogui')} click (PAUSE=0)", "peer", pyautogui
+                f"pyautogui {package_version('pyautogui') or ''} click, PAUSE=0".replace("  ", " "),
+                "peer",
+                pyautogui,
             ),
         ],
     )
     time_members(op.members, rig.effort)
+    op.facts["note"] = (
+        "one process per click; xdotool's click waits its --delay (100 ms by default) before "
+        "exiting, so the tuned form passes --delay 1"
+    )
     return op
 
 
@@ -407,7 +426,7 @@ def bench_coords(rig: Rig) -> Operation:
     scale, divisor = np.array(SCREEN, np.float64), np.array(BRAIN, np.float64)
     op = Operation(
         "coords",
-        "scale 1M points brain -> display",
+        "scale 1M points, brain -> display",
         [
             make_member(
                 "mantis_fast scale_points",
@@ -422,7 +441,9 @@ def bench_coords(rig: Rig) -> Operation:
         ],
     )
     time_members(op.members, rig.effort)
-    _check(np.array_equal(op.members[0].result, op.members[1].result), "scale_points vs numpy")
+    subject, peer = op.members
+    if peer.skipped is None:
+        _check(np.array_equal(subject.result, peer.result), "scale_points vs numpy")
     return op
 
 
@@ -476,7 +497,9 @@ def bench_drift(rig: Rig) -> Operation:
         ],
     )
     time_members(op.members, rig.effort)
-    _check(op.members[0].result.tolist() == op.members[1].result, "drift flags vs pure Python")
+    subject, peer = op.members
+    if peer.skipped is None:
+        _check(subject.result.tolist() == peer.result, "drift flags vs pure Python")
     return op
 
 
@@ -489,16 +512,30 @@ def bench_loop(rig: Rig) -> Operation:
     radius = ui.executed_heat.radius_scale * max(BRAIN)
     image = np.empty((BRAIN[1], BRAIN[0], 3), np.uint8)
 
-    def mantis_loop() -> bytes:
-        resize(rig.cap.grab(), BRAIN, out=image)
+    stages: dict[str, list[float]] = {s: [] for s in ("capture", "resize", "annotate", "encode")}
+    stages["dispatch"] = []
+    clock = time.perf_counter
+
+    def mantis_loop() -> bytes:  # with a clock read between stages (~0.1 us each)
+        t0 = clock()
+        frame = rig.cap.grab()
+        t1 = clock()
+        resize(frame, BRAIN, out=image)
+        t2 = clock()
         annotate(image, actions, ui_config=ui)
+        t3 = clock()
         png = encode_png(image)
+        t4 = clock()
         pointer.click(*scale_brain_to_display(bx, by, BRAIN, rig.cap.size))
+        t5 = clock()
+        ticks = (t0, t1, t2, t3, t4, t5)
+        for samples, start, end in zip(stages.values(), ticks, ticks[1:], strict=False):
+            samples.append(end - start)
         return png
 
-    def classic() -> Callable[[], bytes]:
+    def classic(command: str) -> Callable[[], bytes]:
         grab = rig.mss_grab()
-        click = _xdotool(rig.server.env(), *scale_brain_to_display(bx, by, BRAIN, SCREEN))
+        click = _xdotool(rig.server.env(), *scale_brain_to_display(bx, by, BRAIN, SCREEN), command)
 
         def loop() -> bytes:
             shot = grab()
@@ -519,17 +556,30 @@ def bench_loop(rig: Rig) -> Operation:
         "whole loop at 1080p, no-op brain",
         [
             make_member(
-                "mantis_fast: Capture, resize, annotate, encode_png, XTest click",
+                "mantis_fast: grab, resize, annotate, encode_png, XTest click",
                 "subject",
                 lambda: mantis_loop,
             ),
-            make_member("mss + Pillow (resize, ellipse, PNG) + xdotool process", "peer", classic),
+            *(
+                make_member(
+                    "mss + Pillow + " + command.replace("mousemove X Y ", ""),
+                    "peer",
+                    lambda command=command: classic(command),
+                )
+                for command in (XDOTOOL_AS_TYPED, XDOTOOL_NO_PAUSE)
+            ),
         ],
     )
     time_members(op.members, rig.effort)
+    op.facts["note"] = (
+        "capture the screen, resize to 1280x720 RGB, draw the click (mantis_fast: heat disc "
+        "and label; peers: one ImageDraw ellipse), encode PNG, click the point mapped back to "
+        "the display"
+    )
     op.facts["iterations_per_s"] = {
         m.name: 1.0 / m.median_s for m in op.members if m.skipped is None
     }
+    op.facts["subject_stage_medians_s"] = {k: statistics.median(v) for k, v in stages.items()}
     return op
 
 

@@ -20,6 +20,8 @@ import json
 import os
 import platform
 import re
+import shutil
+import subprocess
 import sys
 import time
 from contextlib import ExitStack
@@ -29,14 +31,14 @@ from typing import Any, TextIO
 import numpy as np
 
 from .benchcases import OPERATIONS, SCREEN, Rig, paint_root, screen_image
-from .benchtiming import Effort, module_version
+from .benchtiming import Effort, package_version
 from .capture import Capture
 from .encode import PNG_DEFLATE
 from .xvfb import Xvfb
 
 __all__ = ["FULL", "QUICK", "format_markdown", "format_table", "run_bench", "write_plot"]
 
-FULL = Effort(budget_s=1.2, min_rounds=7, max_rounds=400, blocks=5, warmup=3)
+FULL = Effort(budget_s=2.0, min_rounds=7, max_rounds=400, blocks=5, warmup=3)
 QUICK = Effort(budget_s=0.03, min_rounds=2, max_rounds=10, blocks=1, warmup=1)
 
 
@@ -70,7 +72,7 @@ def run_bench(
             took = time.perf_counter() - start
             print(f"  {op.title:<44} {took:5.1f} s", file=stream, flush=True)
             operations.append(op.to_json())
-        machine = machine_facts()
+        machine = machine_facts(server.env())
         machine["display"] = f"Xvfb {SCREEN[0]}x{SCREEN[1]}x24, capture {cap.backend}"
     report = {
         "command": command,
@@ -103,7 +105,21 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def machine_facts() -> dict[str, Any]:
+def xdotool_version(env: dict[str, str] | None = None) -> str | None:
+    """``xdotool version`` (it needs a display to answer, hence ``env``)."""
+    if shutil.which("xdotool") is None:
+        return None
+    try:
+        result = subprocess.run(
+            ["xdotool", "version"], env=env, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"version\s+(\S+)", result.stdout + result.stderr)
+    return match.group(1) if match else "installed"
+
+
+def machine_facts(env: dict[str, str] | None = None) -> dict[str, Any]:
     from . import __version__
 
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -117,14 +133,17 @@ def machine_facts() -> dict[str, Any]:
         "mantis_fast": __version__,
         "png_deflate": PNG_DEFLATE,
         "peers": {
-            name: module_version(module)
-            for name, module in (
-                ("Pillow", "PIL"),
-                ("mss", "mss"),
-                ("opencv", "cv2"),
-                ("pyautogui", "pyautogui"),
-                ("matplotlib", "matplotlib"),
-            )
+            "Pillow": package_version("pillow"),
+            "mss": package_version("mss"),
+            "opencv": package_version(
+                "opencv-python-headless",
+                "opencv-python",
+                "opencv-contrib-python-headless",
+                "opencv-contrib-python",
+            ),
+            "pyautogui": package_version("pyautogui"),
+            "matplotlib": package_version("matplotlib"),
+            "xdotool": xdotool_version(env),
         },
     }
 
@@ -133,10 +152,11 @@ def machine_facts() -> dict[str, Any]:
 
 
 def format_time(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale or unit == "us":
-            value = seconds / scale
-            return f"{value:.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
+    """Three significant digits in the largest unit that keeps the number under 1000."""
+    for unit, scale in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
+        value = float(f"{seconds / scale:.3g}")
+        if value < 1000 or unit == "s":
+            return f"{value:,g} {unit}"
     raise AssertionError("unreachable")
 
 
@@ -148,22 +168,26 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
     """(operation, mantis_fast median, peer, peer median, ratio, memcpy share) per peer."""
     rows = []
     for op in report["operations"]:
+        rates = op.get("iterations_per_s", {})
+
+        def median(member: dict[str, Any], rates=rates) -> str:
+            text = format_time(member["median_s"])
+            rate = rates.get(member["name"])
+            return text if rate is None else f"{text} ({rate:,.1f} it/s)"
+
         subject = next(m for m in op["members"] if m["role"] == "subject")
         share = f"{op['memcpy_fraction']:.2f}" if "memcpy_fraction" in op else ""
-        first = [op["title"], format_time(subject["median_s"]), share]
+        first = [op["title"], median(subject), share]
         for member in op["members"]:
             if member["role"] == "subject":
                 continue
             if "skipped" in member:
-                median, ratio = "skipped", member["skipped"]
+                cells = ("skipped", member["skipped"])
             else:
-                median, ratio = format_time(member["median_s"]), format_ratio(member["ratio"])
+                cells = (median(member), format_ratio(member["ratio"]))
             title, ours, share = first or ("", "", "")
-            rows.append((title, ours, member["name"], median, ratio, share))
+            rows.append((title, ours, member["name"], *cells, share))
             first = []
-        if "iterations_per_s" in op:
-            rates = ", ".join(f"{v:,.1f}" for v in op["iterations_per_s"].values())
-            rows.append(("", "", "loop iterations/s (mantis_fast, peer)", rates, "", ""))
     return rows
 
 
@@ -175,8 +199,23 @@ def _machine_line(report: dict[str, Any]) -> str:
     )
 
 
+def _notes(report: dict[str, Any]) -> list[str]:
+    notes = [
+        "memcpy share: bytes mantis_fast reads + writes per second over np.copyto's rate on "
+        "the same frame (1.00 = as fast as a memcpy)"
+    ]
+    for op in report["operations"]:
+        if "note" in op:
+            notes.append(f"{op['title']}: {op['note']}")
+        if "subject_stage_medians_s" in op:
+            stages = op["subject_stage_medians_s"].items()
+            medians = ", ".join(f"{name} {format_time(median)}" for name, median in stages)
+            notes.append(f"{op['title']}: mantis_fast stage medians inside the loop: {medians}")
+    return notes
+
+
 def format_table(report: dict[str, Any]) -> str:
-    header = ("operation", "mantis_fast", "peer", "median", "ratio", "of memcpy")
+    header = ("operation", "mantis_fast", "peer", "median", "ratio", "memcpy share")
     rows = [header, *_rows(report)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     right = {1, 3, 4, 5}
@@ -194,12 +233,14 @@ def format_table(report: dict[str, Any]) -> str:
             _machine_line(report),
             "",
             *lines,
+            "",
+            *_notes(report),
         ]
     )
 
 
 def format_markdown(report: dict[str, Any]) -> str:
-    header = "| operation | mantis_fast | peer | peer median | ratio | share of memcpy |"
+    header = "| operation | mantis_fast | peer | peer median | ratio | memcpy share |"
     lines = [header, "|---|---:|---|---:|---:|---:|"]
     lines += ["| " + " | ".join(row) + " |" for row in _rows(report)]
     return "\n".join(
@@ -208,6 +249,8 @@ def format_markdown(report: dict[str, Any]) -> str:
             f"Command: `{report['command']}` (medians; ratio = peer / mantis_fast).",
             "",
             *lines,
+            "",
+            *(f"- {note}" for note in _notes(report)),
             "",
         ]
     )
@@ -220,20 +263,26 @@ def write_plot(report: dict[str, Any], path: Path) -> str:
     except ImportError:
         return "plot skipped: matplotlib is not installed (pip install matplotlib)"
     labels, ratios, colours, notes = [], [], [], []
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+    palette = [f"C{i}" for i in range(10)]
     for index, op in enumerate(report["operations"]):
+        share = op.get("memcpy_fraction")
+        extra = "" if share is None else f"; mantis_fast at {share:.2f} of memcpy"
+        rates = op.get("iterations_per_s", {})
+        subject = next(m for m in op["members"] if m["role"] == "subject")
         for member in op["members"]:
             if member["role"] != "peer":
                 continue
-            peer = re.sub(r"\s*\(.*\)$", "", member["name"])
-            labels.append(f"{op['title']}\nvs {peer}")
+            labels.append(f"{op['title']}\nvs {member['name']}")
             colours.append(palette[index % len(palette)])
             if "skipped" in member:
                 ratios.append(np.nan)
                 notes.append(f"skipped: {member['skipped']}")
                 continue
             ratios.append(member["ratio"])
-            notes.append(format_ratio(member["ratio"]))
+            if member["name"] in rates:
+                extra = f" ({rates[subject['name']]:,.0f} vs {rates[member['name']]:,.1f} it/s)"
+            notes.append(format_ratio(member["ratio"]) + extra)
+            extra = ""
     figure = Figure(figsize=(11, 0.62 * len(labels) + 1.6), layout="constrained")
     axes = figure.add_subplot()
     ys = np.arange(len(labels))[::-1]

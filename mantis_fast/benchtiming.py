@@ -11,6 +11,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 __all__ = [
@@ -19,7 +20,7 @@ __all__ = [
     "Operation",
     "Skipped",
     "make_member",
-    "module_version",
+    "package_version",
     "require",
     "time_members",
 ]
@@ -38,6 +39,12 @@ class Effort:
     max_rounds: int
     blocks: int  # the members of an operation take turns this many times
     warmup: int
+
+    def __post_init__(self) -> None:
+        if not (self.budget_s > 0 and 1 <= self.min_rounds <= self.max_rounds):
+            raise ValueError(f"need budget_s > 0 and 1 <= min_rounds <= max_rounds, got {self}")
+        if self.blocks < 1 or self.warmup < 1:
+            raise ValueError(f"need blocks >= 1 and warmup >= 1, got {self}")
 
 
 @dataclass
@@ -110,25 +117,48 @@ class Operation:
 
 
 def time_members(members: list[Member], effort: Effort) -> None:
-    """Warm up, size each member's rounds to the budget, then time them in interleaved blocks."""
-    live = [m for m in members if m.skipped is None]
-    rounds = {}
-    for m in live:
-        for i in range(effort.warmup):
-            start = time.perf_counter()
-            m.result = m.fn()
-            cost = time.perf_counter() - start
-            if cost * (effort.warmup - i - 1) > effort.budget_s:  # slow: no point warming more
-                break
-        rounds[m.name] = min(max(int(effort.budget_s / cost), effort.min_rounds), effort.max_rounds)
+    """Warm up, size each member's rounds to the budget, then time them in interleaved blocks.
+
+    A peer or reference that raises is marked skipped with the error (the report goes on); the
+    subject's errors propagate.
+    """
+    rounds: dict[int, int] = {}
+    for m in members:
+        if m.skipped is None:
+            rounds[id(m)] = _guarded(m, lambda m=m: _warm_up(m, effort))
     for block in range(effort.blocks):
-        for m in live:
-            share = rounds[m.name] * (block + 1) // effort.blocks
-            share -= rounds[m.name] * block // effort.blocks
-            for _ in range(share):
-                start = time.perf_counter()
-                m.result = m.fn()
-                m.samples.append(time.perf_counter() - start)
+        for m in members:
+            if m.skipped is None:
+                _guarded(m, lambda m=m, block=block: _time_block(m, rounds[id(m)], block, effort))
+
+
+def _warm_up(m: Member, effort: Effort) -> int:
+    """Run the warm-up calls; returns the rounds that fit the budget at the last call's cost."""
+    for i in range(effort.warmup):
+        start = time.perf_counter()
+        m.result = m.fn()
+        cost = time.perf_counter() - start
+        if cost * (effort.warmup - i - 1) > effort.budget_s:  # slow: no point warming more
+            break
+    return min(max(int(effort.budget_s / max(cost, 1e-9)), effort.min_rounds), effort.max_rounds)
+
+
+def _time_block(m: Member, rounds: int, block: int, effort: Effort) -> None:
+    share = rounds * (block + 1) // effort.blocks - rounds * block // effort.blocks
+    for _ in range(share):
+        start = time.perf_counter()
+        m.result = m.fn()
+        m.samples.append(time.perf_counter() - start)
+
+
+def _guarded(m: Member, step: Callable[[], Any]) -> Any:
+    if m.role == "subject":
+        return step()
+    try:
+        return step()
+    except Exception as exc:  # a peer broken here is reported, not fatal
+        m.skipped, m.samples, m.result = f"failed: {exc!r}"[:200], [], None
+        return 0
 
 
 def make_member(name: str, role: str, make: Callable[[], Callable[[], Any]]) -> Member:
@@ -148,8 +178,12 @@ def require(module: str, what: str):
         raise Skipped(f"{what} not installed") from None
 
 
-def module_version(module: str) -> str:
-    try:
-        return __import__(module).__version__
-    except (ImportError, AttributeError):
-        return "?"
+def package_version(*distributions: str) -> str | None:
+    """The installed version of the first of ``distributions`` found, without importing it
+    (importing pyautogui, for one, opens an X connection)."""
+    for name in distributions:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
