@@ -410,6 +410,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef uint8_t* mine
     cdef uint32_t* packed
     with nogil:
+        mantis_clear_avx_upper()
         for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
             mine = thread_scratch(scratch, threadid())
             packed = <uint32_t*>(mine + acc_bytes)
@@ -502,6 +503,7 @@ def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_
     cdef uint8_t* mine
     cdef uint32_t* packed
     with nogil:
+        mantis_clear_avx_upper()
         for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
             mine = thread_scratch(scratch, threadid())
             packed = <uint32_t*>(mine + acc_bytes)
@@ -550,6 +552,7 @@ def resize_nearest(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x
     cdef bint straight = (simd and MANTIS_SSE2 and channels == 4 and out_w == xi.shape[0]
                           and xi[out_w - 1] == out_w - 1)
     with nogil:
+        mantis_clear_avx_upper()
         for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
             packed = <uint32_t*>thread_scratch(scratch, threadid())
             if straight:
