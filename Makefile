@@ -46,6 +46,7 @@ bench: system-deps build
 	$(PY) -c "import pyautogui" 2>/dev/null || $(PY) -m pip install -q --no-deps $(PYAUTOGUI)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds \
 		--benchmark-sort=name --benchmark-group-by=group
+	$(PY) -m mantis_fast.cli bench --out bench-results
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py
