@@ -12,6 +12,7 @@ Two python-xlib 0.33 defects are handled here, once, for every module that talks
 
 from __future__ import annotations
 
+import contextlib
 import re
 import select
 import socket
@@ -22,7 +23,14 @@ from Xlib.display import Display as XDisplay
 from Xlib.protocol import display as _protocol_display
 from Xlib.protocol import event as _event
 
-__all__ = ["XConnectError", "XTimeoutError", "open_display", "read_available", "wait_reply"]
+__all__ = [
+    "XConnectError",
+    "XTimeoutError",
+    "abandon",
+    "open_display",
+    "read_available",
+    "wait_reply",
+]
 
 _original_init = _protocol_display.Display.__init__
 
@@ -100,3 +108,11 @@ def read_available(xdisplay: XDisplay) -> None:
     protocol.check_for_error()
     protocol.send_recv_lock.acquire()
     protocol.send_and_recv(recv=True)  # raises ConnectionClosedError if the server is gone
+
+
+def abandon(xdisplay: XDisplay) -> None:
+    """Drop a connection to a gone or hung server without another word to it (close() would
+    flush, and a hung server never reads)."""
+    with contextlib.suppress(AttributeError, OSError):
+        xdisplay.display.close_internal("client")
+        xdisplay.display.socket.close()

@@ -30,7 +30,14 @@ from Xlib.protocol import request as xrequest
 from . import _mitshm
 from ._closing import Closing
 from ._transport import GetImageTransport, ShmAttachRefused, ShmTransport
-from ._xlib import XConnectError, XTimeoutError, open_display, read_available, wait_reply
+from ._xlib import (
+    XConnectError,
+    XTimeoutError,
+    abandon,
+    open_display,
+    read_available,
+    wait_reply,
+)
 from .damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
 from .displays import Display, query_monitors
 from .errors import CaptureError, UnsupportedVisualError
@@ -343,9 +350,7 @@ class Capture(Closing):
         self._closed = True
         if self._transport is not None:
             self._transport.abandon()
-        with contextlib.suppress(AttributeError, OSError):
-            self._x.display.close_internal("client")
-            self._x.display.socket.close()
+        abandon(self._x)
 
     def close(self) -> None:
         """Detach the segment and close the connection. Views already returned stay readable."""

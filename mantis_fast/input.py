@@ -28,7 +28,7 @@ from Xlib.ext import xtest
 from Xlib.protocol import request as xrequest
 
 from ._closing import Closing
-from ._xlib import XConnectError, XTimeoutError, open_display, wait_reply
+from ._xlib import XConnectError, XTimeoutError, abandon, open_display, wait_reply
 from .errors import MantisError
 from .xvfb import default_display
 
@@ -446,9 +446,7 @@ class Input(Closing):
 
     def _abandon(self) -> None:
         self._closed = True
-        with contextlib.suppress(AttributeError, OSError):
-            self._x.display.close_internal("client")
-            self._x.display.socket.close()
+        abandon(self._x)
 
     def close(self) -> None:
         """Unmap the scratch keycodes we mapped and close the connection."""
