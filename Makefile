@@ -10,6 +10,8 @@ STAMP  := $(VENV)/.installed
 SYSTEM_BINARIES := Xvfb xdotool xrandr chromium
 SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core
 
+KERNELS := $(wildcard mantis_fast/*/_*.pyx)
+
 .PHONY: test demo bench lint build system-deps clean
 
 system-deps:
@@ -27,7 +29,7 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint]'
 	touch $(STAMP)
 
-# Rebuilds the compiled kernels whenever a .pyx/.pxd changed (setup.py skips unchanged ones).
+# Rebuilds the compiled kernels whenever a .pyx/.pxi changed (setup.py skips unchanged ones).
 build: $(STAMP)
 	$(PY) setup.py -q build_ext --inplace
 
@@ -51,7 +53,7 @@ bench: system-deps build
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py
 	$(VENV)/bin/ruff format --check mantis_fast tests benchmarks setup.py
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint src_cython/*.pyx
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(KERNELS)
 
 clean:
-	rm -rf build *.egg-info mantis_fast/*.so src_cython/*.c src_cython/*.html
+	rm -rf build *.egg-info mantis_fast/*/*.so mantis_fast/*/_*.c mantis_fast/*/_*.html

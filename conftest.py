@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mantis_fast.xvfb import Xvfb
+from mantis_fast.x11.xvfb import Xvfb
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,6 @@
-"""Build the private compiled kernels: every ``src_cython/_name.pyx`` -> ``mantis_fast._name``.
+"""Build the private compiled kernels: every ``mantis_fast/<layer>/_name.pyx`` becomes the module
+``mantis_fast.<layer>._name``, beside the Python wrapper that validates its inputs and the
+``_name.pyi`` stub that types it.
 
 OpenMP is used only when a probe compile with ``-fopenmp`` works; the kernels build and pass
 without it. ``MANTIS_BUILD_ONLY=_resize,_coords`` limits a build to the named modules.
@@ -16,7 +18,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-SOURCES = sorted((HERE / "src_cython").glob("_*.pyx"))
+SOURCES = sorted((HERE / "mantis_fast").rglob("_*.pyx"))
 ONLY = {name for name in os.environ.get("MANTIS_BUILD_ONLY", "").split(",") if name}
 
 
@@ -50,7 +52,7 @@ OPENMP = openmp_flags()
 
 def extension(pyx: Path) -> Extension:
     return Extension(
-        f"mantis_fast.{pyx.stem}",
+        ".".join(pyx.relative_to(HERE).with_suffix("").parts),
         [str(pyx.relative_to(HERE))],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -31,12 +31,12 @@ from PIL import Image, ImageDraw
 from mantis_fast.agent import AgentConfig, Engine
 from mantis_fast.agent.actions import NativeAnnotator
 from mantis_fast.agent.parse import parse_model_output
-from mantis_fast.capture import Capture
-from mantis_fast.coords import normalized_to_pixels, working_area
-from mantis_fast.encode import encode_png
-from mantis_fast.image import resize
-from mantis_fast.input import Input
-from mantis_fast.xvfb import Xvfb
+from mantis_fast.geometry.coords import normalized_to_pixels, working_area
+from mantis_fast.pixels.encode import encode_png
+from mantis_fast.pixels.image import resize
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.input import Input
+from mantis_fast.x11.xvfb import Xvfb
 from tests.agent_stub import StubModel, reply_json
 
 GROUP_TURN = "agent turn without the model (1080p -> 1280x720)"

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from mantis_fast.capture import Capture
-from mantis_fast.xvfb import Xvfb
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.xvfb import Xvfb
 
 SIZES = {"1080p": (1920, 1080), "4K": (3840, 2160)}
 REGION = (200, 100, 640, 480)

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from mantis_fast.coords import (
+from mantis_fast.geometry.coords import (
     normalized_points_to_pixels,
     scale_brain_to_display,
     scale_points,

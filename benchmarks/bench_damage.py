@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from Xlib.display import Display as XDisplay
 
-from mantis_fast.capture import Capture
-from mantis_fast.xvfb import Xvfb
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.xvfb import Xvfb
 
 
 @pytest.fixture(scope="module")

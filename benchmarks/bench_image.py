@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mantis_fast.encode import DEFLATERS, encode_jpeg, encode_png
-from mantis_fast.frames import changed_bbox, frame_hash
-from mantis_fast.image import resize
-from mantis_fast.sizing import qwen_size
+from mantis_fast.pixels.encode import DEFLATERS, encode_jpeg, encode_png
+from mantis_fast.pixels.frames import changed_bbox, frame_hash
+from mantis_fast.pixels.image import resize
+from mantis_fast.pixels.sizing import qwen_size
 
 
 def screen_frame(height: int, width: int, seed: int = 0) -> np.ndarray:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mantis_fast.input import Input
-from mantis_fast.xvfb import Xvfb
+from mantis_fast.x11.input import Input
+from mantis_fast.x11.xvfb import Xvfb
 
 TEXT = ("The quick brown fox jumps over the lazy dog. " * 3)[:100]
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mantis_fast.loop_detector import LoopDetector
-from mantis_fast.trajectory import drift_loop_flags
+from mantis_fast.loops.detector import LoopDetector
+from mantis_fast.loops.trajectory import drift_loop_flags
 from tests.loop_reference import ReferenceLoopDetector, reference_drift_flags
 
 STEPS = 1_000_000

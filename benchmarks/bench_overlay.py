@@ -1,4 +1,4 @@
-"""Overlays on a 1280x720 RGB frame: ``mantis_fast.overlay.annotate`` vs the same with Pillow.
+"""Overlays on a 1280x720 RGB frame: ``mantis_fast.annotate`` vs the same drawing with Pillow.
 
 Run: .venv/bin/python -m pytest benchmarks/bench_overlay.py --benchmark-only -p no:cacheprovider
 
@@ -29,7 +29,7 @@ import math
 import numpy as np
 import pytest
 
-from mantis_fast.overlay import Trail, UIConfig, annotate
+from mantis_fast.pixels.overlay import Trail, UIConfig, annotate
 
 Image = pytest.importorskip("PIL.Image")
 ImageDraw = pytest.importorskip("PIL.ImageDraw")
@@ -95,7 +95,7 @@ def rgba(colour, alpha: float = 1.0) -> tuple[int, int, int, int]:
 
 
 def stop_colour(stops, t: float):
-    """The gradient at t (canvas rules, as the documentation of mantis_fast.overlay states)."""
+    """The gradient at t (canvas rules, as mantis_fast.pixels.overlay documents them)."""
     if t <= stops[0].position:
         return stops[0][1:]
     for lo, hi in itertools.pairwise(stops):

@@ -11,8 +11,24 @@ The stages of an agent loop, each close to the machine's limit:
 * ``LoopDetector`` — drift / repeat / state loops, streaming and batched.
 """
 
-from .capture import Capture, Settled
-from .coords import (
+from mantis_fast.errors import (
+    AgentStateError,
+    AppError,
+    CaptureError,
+    ConfigError,
+    ConnectionLostError,
+    DisplayError,
+    InputError,
+    InvalidInputError,
+    InvalidTypeError,
+    MantisError,
+    NoDisplayError,
+    ServerHungError,
+    UnsupportedVisualError,
+    VLMError,
+    XvfbError,
+)
+from mantis_fast.geometry.coords import (
     NORMALIZED_MAX,
     clamp_to_screen,
     coerce_coordinate,
@@ -29,28 +45,30 @@ from .coords import (
     unit_to_pixels,
     working_area,
 )
-from .displays import (
+from mantis_fast.geometry.displays import (
     Display,
-    DisplayError,
     DisplayFallbackWarning,
     LocalPoint,
     clamp_to_display,
     global_points_to_local,
     global_to_local,
-    list_displays,
     local_points_to_global,
     local_to_global,
     parse_xrandr_monitors,
     resolve_display,
 )
-from .encode import data_url, encode_jpeg, encode_png, encode_webp
-from .errors import CaptureError, MantisError, UnsupportedVisualError, XvfbError
-from .frames import changed_bbox, frame_hash
-from .image import resize
-from .input import Input, InputError
-from .loop_detector import LoopDetector, compute_click_tol_px
-from .overlay import Trail, UIConfig, annotate, draw_bbox_heat, draw_heat
-from .sizing import (
+from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
+from mantis_fast.loops.trajectory import (
+    Trajectory,
+    drift_loop_flags,
+    repeat_loop_flags,
+    state_loop_flags,
+)
+from mantis_fast.pixels.encode import data_url, encode_jpeg, encode_png, encode_webp
+from mantis_fast.pixels.frames import changed_bbox, frame_hash
+from mantis_fast.pixels.image import resize
+from mantis_fast.pixels.overlay import Trail, UIConfig, annotate, draw_bbox_heat, draw_heat
+from mantis_fast.pixels.sizing import (
     anthropic_size,
     cap_long_edge,
     fixed_size,
@@ -58,26 +76,37 @@ from .sizing import (
     scale_percent_size,
     smart_resize,
 )
-from .trajectory import Trajectory, drift_loop_flags, repeat_loop_flags, state_loop_flags
-from .xvfb import Xvfb
+from mantis_fast.x11.capture import Capture, Settled
+from mantis_fast.x11.input import Input
+from mantis_fast.x11.monitors import list_displays
+from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = [
     "NORMALIZED_MAX",
+    "AgentStateError",
+    "AppError",
     "Capture",
     "CaptureError",
+    "ConfigError",
+    "ConnectionLostError",
     "Display",
     "DisplayError",
     "DisplayFallbackWarning",
     "Input",
     "InputError",
+    "InvalidInputError",
+    "InvalidTypeError",
     "LocalPoint",
     "LoopDetector",
     "MantisError",
+    "NoDisplayError",
+    "ServerHungError",
     "Settled",
     "Trail",
     "Trajectory",
     "UIConfig",
     "UnsupportedVisualError",
+    "VLMError",
     "Xvfb",
     "XvfbError",
     "annotate",

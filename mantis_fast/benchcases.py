@@ -40,8 +40,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from ._xlib import open_display
-from .benchtiming import (
+from mantis_fast.benchtiming import (
     Effort,
     Operation,
     Skipped,
@@ -50,14 +49,15 @@ from .benchtiming import (
     require,
     time_members,
 )
-from .capture import Capture
-from .coords import scale_brain_to_display, scale_points
-from .encode import PNG_DEFLATE, encode_png
-from .image import resize
-from .input import Input
-from .overlay import UIConfig, annotate
-from .trajectory import drift_loop_flags
-from .xvfb import Xvfb
+from mantis_fast.geometry.coords import scale_brain_to_display, scale_points
+from mantis_fast.loops.trajectory import drift_loop_flags
+from mantis_fast.pixels.encode import PNG_DEFLATE, encode_png
+from mantis_fast.pixels.image import resize
+from mantis_fast.pixels.overlay import UIConfig, annotate
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.connection import open_display
+from mantis_fast.x11.input import Input
+from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = ["OPERATIONS", "SCREEN", "Rig", "paint_root", "python_drift_flags", "screen_image"]
 

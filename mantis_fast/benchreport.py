@@ -30,11 +30,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .benchcases import OPERATIONS, SCREEN, Rig, paint_root, screen_image
-from .benchtiming import Effort, package_version
-from .capture import Capture
-from .encode import PNG_DEFLATE
-from .xvfb import Xvfb
+from mantis_fast.benchcases import OPERATIONS, SCREEN, Rig, paint_root, screen_image
+from mantis_fast.benchtiming import Effort, package_version
+from mantis_fast.pixels.encode import PNG_DEFLATE
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = ["FULL", "QUICK", "format_markdown", "format_table", "run_bench", "write_plot"]
 
@@ -120,7 +120,7 @@ def xdotool_version(env: dict[str, str] | None = None) -> str | None:
 
 
 def machine_facts(env: dict[str, str] | None = None) -> dict[str, Any]:
-    from . import __version__
+    from mantis_fast import __version__
 
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from PIL import Image
 
-from .capture import Capture
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.xvfb import embedded_display
+
+
+def _display(name: str | None) -> str:
+    """The display to work on: ``--display``, else ``$DISPLAY``, else (an application may ask
+    for one) this process's embedded Xvfb."""
+    return name or os.environ.get("DISPLAY") or embedded_display()
 
 
 def _backend(cap: Capture) -> str:
@@ -16,14 +24,14 @@ def _backend(cap: Capture) -> str:
 
 
 def demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from mantis_fast.demo import run_demo
 
     return run_demo(targets=args.targets, out=args.out, brain_size=args.brain_size, seed=args.seed)
 
 
 def grab(args: argparse.Namespace) -> int:
     region = tuple(int(v) for v in args.region.split(",")) if args.region else None
-    with Capture(args.display) as cap:
+    with Capture(_display(args.display)) as cap:
         frame = cap.grab(region)
         Image.fromarray(frame[:, :, 2::-1]).save(args.output)
     print(f"{frame.shape[1]}x{frame.shape[0]} -> {args.output}")
@@ -31,7 +39,7 @@ def grab(args: argparse.Namespace) -> int:
 
 
 def info(args: argparse.Namespace) -> int:
-    with Capture(args.display) as cap:
+    with Capture(_display(args.display)) as cap:
         width, height = cap.size
         print(f"display {cap.display_name}: {width}x{height}, backend {_backend(cap)}")
         for monitor in cap.monitors:
@@ -41,9 +49,9 @@ def info(args: argparse.Namespace) -> int:
 
 
 def displays(args: argparse.Namespace) -> int:
-    from .displays import list_displays
+    from mantis_fast.x11.monitors import list_displays
 
-    for monitor in list_displays(args.display):
+    for monitor in list_displays(_display(args.display)):
         x, y, width, height = monitor.bounds
         star = "*" if monitor.primary else " "
         print(f"{star}{monitor.id}: {monitor.name or '-'} {width}x{height}+{x}+{y}")
@@ -51,7 +59,7 @@ def displays(args: argparse.Namespace) -> int:
 
 
 def bench(args: argparse.Namespace) -> int:
-    from .benchreport import run_bench
+    from mantis_fast.benchreport import run_bench
 
     command = f"mantis-fast bench --out {args.out}" + (" --quick" if args.quick else "")
     run_bench(args.out, quick=args.quick, command=command)
@@ -94,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     import contextlib
     import logging
 
-    from .agent import AgentConfig, ConfigError, run_agent
+    from mantis_fast.agent import AgentConfig, ConfigError, run_agent
 
     flags = {name: getattr(args, name) for name in _RUN_FLAGS if getattr(args, name) is not None}
     if args.no_physical_execution:
@@ -107,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"mantis-fast run: {exc}", file=sys.stderr)
         return 2
+    if not config.display:
+        config = config.replace(display=_display(None))
 
     def ready(url: str, engine) -> None:
         start = "from BOOT_VLM_OUTPUT" if config.boot_enabled else "on POST /inject"
@@ -145,7 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=demo)
     p = commands.add_parser("grab", help="capture the screen (or a region) to an image file")
     p.add_argument("output")
-    p.add_argument("--display", default=None, help="X display (default: $DISPLAY or embedded Xvfb)")
+    p.add_argument(
+        "--display", default=None, help="X display (default: $DISPLAY, else a private Xvfb)"
+    )
     p.add_argument("--region", help="x,y,width,height")
     p.set_defaults(func=grab)
     p = commands.add_parser("info", help="show the capture backend and monitors of a display")

@@ -1,17 +1,131 @@
-"""Exceptions shared by the X11-facing modules."""
+"""Every exception mantis_fast raises on purpose, in one family.
+
+Each one derives from ``MantisError`` *and* from the builtin it behaves as, so a caller can catch
+by meaning (``except mf.ConnectionLostError``), by package (``except mf.MantisError``) or as
+Python code already does (``except ValueError``, ``except OSError``, ``except TimeoutError``)::
+
+    MantisError
+    ├── InvalidInputError (ValueError)        bad argument: names what was received
+    │   └── ConfigError                       a bad configuration key or value
+    ├── InvalidTypeError (TypeError)          a type the call cannot take
+    ├── XvfbError (OSError)                   Xvfb could not start, or died
+    ├── AppError (OSError)                    an app under test did not launch or start
+    ├── DisplayError (OSError)                an X display cannot be reached or queried
+    │   ├── NoDisplayError                    no display named and no $DISPLAY
+    │   ├── CaptureError                      a capture failed or was refused
+    │   │   └── UnsupportedVisualError        the root's pixel format is not 32-bit RGB
+    │   ├── InputError                        input could not be dispatched
+    │   └── ConnectionLostError (CaptureError, InputError)
+    │       └── ServerHungError (TimeoutError) the server stopped answering
+    ├── VLMError (RuntimeError)               the model endpoint failed after its retries
+    └── AgentStateError (RuntimeError)        a request the running agent cannot take now
+        ├── AgentTimeoutError (TimeoutError)  it did not get there in time
+        ├── EngineFinished                    the run is over
+        └── SeqMismatch                       an annotated image for another turn
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AgentStateError",
+    "AgentTimeoutError",
+    "AppError",
+    "CaptureError",
+    "ConfigError",
+    "ConnectionLostError",
+    "DisplayError",
+    "EngineFinished",
+    "InputError",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "MantisError",
+    "NoDisplayError",
+    "SeqMismatch",
+    "ServerHungError",
+    "UnsupportedVisualError",
+    "VLMError",
+    "XvfbError",
+]
 
 
 class MantisError(Exception):
     """Base class of every error mantis_fast raises on purpose."""
 
 
-class XvfbError(MantisError):
+class InvalidInputError(MantisError, ValueError):
+    """An argument is malformed or out of range; the message names what was received."""
+
+
+class InvalidTypeError(MantisError, TypeError):
+    """An argument has a type the call cannot take (where the original API raises TypeError)."""
+
+
+class ConfigError(InvalidInputError):
+    """A configuration key or value is invalid (named in the message)."""
+
+
+class XvfbError(MantisError, OSError):
     """Xvfb could not be started, or died."""
 
 
-class CaptureError(MantisError):
-    """The screen could not be captured: the X server is gone, hung, or refused a request."""
+class AppError(MantisError, OSError):
+    """An application under test could not be launched, or did not come up."""
+
+
+class DisplayError(MantisError, OSError):
+    """An X display could not be reached or queried."""
+
+
+class NoDisplayError(DisplayError):
+    """No display was named and ``$DISPLAY`` is not set (the library never starts one itself)."""
+
+
+class CaptureError(DisplayError):
+    """The screen could not be captured: the X server refused a request, or the Capture is
+    closed."""
 
 
 class UnsupportedVisualError(CaptureError):
     """The root window's pixel format is not 32-bit-per-pixel little-endian RGB."""
+
+
+class InputError(DisplayError):
+    """Input could not be dispatched (no XTEST, no spare keycode, xdotool failed, closed)."""
+
+
+class ConnectionLostError(CaptureError, InputError):
+    """The X server is gone or hung: the connection that saw it is dropped and unusable.
+
+    Capture and input raise this same type, so ``except ConnectionLostError`` tells a dead
+    desktop from a bad action wherever it happens."""
+
+
+class ServerHungError(ConnectionLostError, TimeoutError):
+    """The X server did not answer within the timeout (stopped, or overloaded)."""
+
+
+class VLMError(MantisError, RuntimeError):
+    """The model endpoint gave no usable answer (HTTP error, timeout, malformed reply) after
+    every attempt; ``attempts`` describes each request made."""
+
+    def __init__(self, message: str, attempts: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts if attempts is not None else []
+
+
+class AgentStateError(MantisError, RuntimeError):
+    """A request the running agent cannot take in its current state (the panel answers 409)."""
+
+
+class AgentTimeoutError(AgentStateError, TimeoutError):
+    """The agent did not reach the awaited state within the timeout."""
+
+
+class EngineFinished(AgentStateError):
+    """The run is over: nothing more can be injected."""
+
+
+class SeqMismatch(AgentStateError):
+    """An annotated image arrived for a turn that is not the pending one."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from mantis_fast.loop_detector import (
+from mantis_fast.loops.detector import (
     DRIFT_KINDS,
     action_point,
     adaptive_click_tol_enabled,

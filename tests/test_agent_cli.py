@@ -6,9 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mantis_fast.xvfb import Xvfb
-
-from .agent_stub import StubModel, reply_json
+from mantis_fast.x11.xvfb import Xvfb
+from tests.agent_stub import StubModel, reply_json
 
 
 def test_run_shows_progress_and_writes_the_run(tmp_path: Path) -> None:

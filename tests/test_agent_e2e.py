@@ -16,10 +16,9 @@ import pytest
 from PIL import Image
 
 from mantis_fast.agent import AgentConfig, AgentThread, read_records
-from mantis_fast.xvfb import Xvfb
-
-from .agent_stub import StubModel, reply_json
-from .tk_app import Recorder
+from mantis_fast.x11.xvfb import Xvfb
+from tests.agent_stub import StubModel, reply_json
+from tests.tk_app import Recorder
 
 SCREEN = (1280, 720)
 CROP = {"x1": 250, "y1": 200, "x2": 750, "y2": 900}

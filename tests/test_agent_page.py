@@ -15,10 +15,9 @@ import pytest
 from PIL import Image
 
 from mantis_fast.agent import AgentConfig, AgentThread
-from mantis_fast.xvfb import Xvfb
-
-from .agent_stub import StubModel, reply_json
-from .tk_app import Recorder
+from mantis_fast.x11.xvfb import Xvfb
+from tests.agent_stub import StubModel, reply_json
+from tests.tk_app import Recorder
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium")

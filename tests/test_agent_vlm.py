@@ -10,8 +10,7 @@ import pytest
 
 from mantis_fast.agent.config import AgentConfig
 from mantis_fast.agent.vlm import VLMClient, VLMError
-
-from .agent_stub import StubModel
+from tests.agent_stub import StubModel
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 

@@ -15,9 +15,8 @@ from PIL import Image
 
 from mantis_fast import benchcases, benchreport
 from mantis_fast.benchtiming import Effort, Member, Operation, Skipped, make_member, time_members
-from mantis_fast.trajectory import drift_loop_flags
-
-from .loop_reference import reference_drift_flags
+from mantis_fast.loops.trajectory import drift_loop_flags
+from tests.loop_reference import reference_drift_flags
 
 OPERATIONS = {
     "capture": ("mss", "PIL.ImageGrab", "np.copyto"),

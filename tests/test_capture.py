@@ -11,10 +11,9 @@ import time
 import numpy as np
 import pytest
 
-from mantis_fast.capture import Capture, CaptureError, UnsupportedVisualError
-from mantis_fast.xvfb import Xvfb
-
-from .xpaint import draw_text, paint_root, test_pattern
+from mantis_fast.x11.capture import Capture, CaptureError, UnsupportedVisualError
+from mantis_fast.x11.xvfb import Xvfb
+from tests.xpaint import draw_text, paint_root, test_pattern
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from mantis_fast.xvfb import Xvfb
-
-from .xpaint import paint_root, test_pattern
+from mantis_fast.x11.xvfb import Xvfb
+from tests.xpaint import paint_root, test_pattern
 
 
 def run_cli(*args: str, env: dict[str, str]) -> str:

@@ -8,9 +8,8 @@ from PIL import Image, ImageGrab
 
 from mantis_fast.compat import imagegrab
 from mantis_fast.compat.mss import MSS, ScreenShotError
-from mantis_fast.xvfb import Xvfb
-
-from .xpaint import draw_text, paint_root, test_pattern
+from mantis_fast.x11.xvfb import Xvfb
+from tests.xpaint import draw_text, paint_root, test_pattern
 
 mss = pytest.importorskip("mss")
 

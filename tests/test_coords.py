@@ -1,4 +1,4 @@
-"""Coordinate contracts (``mantis_fast.coords``) and the batched ``_coords`` kernel.
+"""Coordinate contracts (``mantis_fast.geometry.coords``) and the batched ``_coords`` kernel.
 
 Scalars are checked against the contracts' literal formulas (and exact rational arithmetic
 where the two must agree); the batched forms against the scalars, element for element.
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from mantis_fast.coords import (
+from mantis_fast.geometry.coords import (
     clamp_to_screen,
     coerce_coordinate,
     model_to_screen,

@@ -13,11 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from Xlib.display import Display as XDisplay
 
-from mantis_fast.capture import Capture
-from mantis_fast.damage import merge_row_bands
-from mantis_fast.xvfb import Xvfb
-
-from .xpaint import draw_text, paint_root, test_pattern
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.damage import merge_row_bands
+from mantis_fast.x11.xvfb import Xvfb
+from tests.xpaint import draw_text, paint_root, test_pattern
 
 
 class Drawer:

@@ -14,23 +14,22 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from Xlib.display import Display as XDisplay
 
-from mantis_fast import displays as displays_module
-from mantis_fast.displays import (
+from mantis_fast.errors import DisplayError
+from mantis_fast.geometry import displays as displays_module
+from mantis_fast.geometry.displays import (
     Display,
-    DisplayError,
     DisplayFallbackWarning,
     LocalPoint,
     clamp_to_display,
     global_points_to_local,
     global_to_local,
-    list_displays,
     local_points_to_global,
     local_to_global,
     parse_xrandr_monitors,
-    query_monitors,
     resolve_display,
 )
-from mantis_fast.xvfb import Xvfb
+from mantis_fast.x11.monitors import list_displays, query_monitors
+from mantis_fast.x11.xvfb import Xvfb
 
 FAST = settings(max_examples=60, deadline=None)
 

@@ -1,4 +1,4 @@
-"""mantis_fast.encode: every PNG decodes back to the exact pixels; JPEG/WebP decode close."""
+"""mantis_fast.pixels.encode: every PNG decodes back to the exact pixels; JPEG/WebP decode close."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from mantis_fast.encode import (
+from mantis_fast.pixels.encode import (
     DEFLATERS,
     PNG_DEFLATE,
     data_url,

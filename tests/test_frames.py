@@ -1,4 +1,4 @@
-"""mantis_fast.frames against plain numpy references."""
+"""mantis_fast.pixels.frames against plain numpy references."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mantis_fast.frames import changed_bbox, frame_hash, hash_thumbnail
+from mantis_fast.pixels.frames import changed_bbox, frame_hash, hash_thumbnail
 
 SETTINGS = settings(max_examples=60, deadline=None)
 ORDERS = {"BGRX": "BGR", "BGRA": "BGR", "RGBX": "RGB", "RGBA": "RGB", "RGB": "RGB", "BGR": "BGR"}

@@ -13,8 +13,7 @@ import pytest
 from PIL import Image
 
 from mantis_fast.gym import Action, ActionType, GymRunner, XdotoolGymEnv, scale_brain_to_display
-
-from .tk_app import Recorder
+from tests.tk_app import Recorder
 
 
 @pytest.fixture(scope="module")

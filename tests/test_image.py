@@ -1,4 +1,4 @@
-"""mantis_fast.image.resize against slow, obviously-correct references.
+"""mantis_fast.pixels.image.resize against slow, obviously-correct references.
 
 The area reference works in exact integers: source pixel k spans [k * out, (k + 1) * out) and
 output cell j spans [j * crop, (j + 1) * crop) in units of 1/out source pixels, so every weight
@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-import mantis_fast.image as image_module
-from mantis_fast import _resize
-from mantis_fast.image import MAX_SIDE, resize
+import mantis_fast.pixels.image as image_module
+from mantis_fast.pixels import _resize
+from mantis_fast.pixels.image import MAX_SIDE, resize
 
 OUT_FORMATS = ["RGB", "BGR", "RGBA", "BGRA", "L"]
 SRC_FORMATS = ["BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"]

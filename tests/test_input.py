@@ -10,10 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from mantis_fast.input import Input, InputError, canonical_key_name, keysym_for_name
-from mantis_fast.xvfb import Xvfb
-
-from .tk_app import Recorder
+from mantis_fast.x11.input import Input, InputError, canonical_key_name, keysym_for_name
+from mantis_fast.x11.xvfb import Xvfb
+from tests.tk_app import Recorder
 
 
 @pytest.fixture(scope="module")

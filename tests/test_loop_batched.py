@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from mantis_fast import _loop
-from mantis_fast.loop_detector import DRIFT_KINDS, LoopDetector
-from mantis_fast.trajectory import (
+from mantis_fast.loops import _loop
+from mantis_fast.loops.detector import DRIFT_KINDS, LoopDetector
+from mantis_fast.loops.trajectory import (
     Trajectory,
     drift_loop_flags,
     encode_drift_kinds,

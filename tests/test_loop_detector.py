@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mantis_fast.loop_detector import (
+from mantis_fast.loops.detector import (
     ADAPTIVE_CLICK_TOL_ENV,
     CLICK_TOL_KEYWORDS,
     LoopDetector,
@@ -589,7 +589,7 @@ def repeat_state(actions, urls, frames):
 
 
 def test_state_loop_from_real_frames():
-    frames_module = pytest.importorskip("mantis_fast.frames")
+    frames_module = pytest.importorskip("mantis_fast.pixels.frames")
     rng = np.random.default_rng(7)
     screen = rng.integers(0, 256, (720, 1280, 4), dtype=np.uint8)
     other = screen.copy()
@@ -668,7 +668,7 @@ def test_streaming_matches_reference(steps, tol, history, adaptive):
 
 
 def test_drift_ring_guards_its_memory():
-    from mantis_fast._loop import DriftRing
+    from mantis_fast.loops._loop import DriftRing
 
     with pytest.raises(ValueError, match="capacity"):
         DriftRing(0)

@@ -1,4 +1,4 @@
-"""Overlays (``mantis_fast.overlay``, Cython ``_overlay``) against slow float64 references.
+"""Overlays (``mantis_fast.pixels.overlay``, Cython ``_overlay``) against slow float64 references.
 
 Each kernel shape is recomputed here over the whole pixel grid with numpy in float64, straight
 from the documented formulas (coverage, canvas gradient stops, "over" blending rounded half
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from PIL import Image
 
-from mantis_fast import _overlay, overlay
-from mantis_fast.overlay import (
+from mantis_fast.pixels import _overlay, overlay
+from mantis_fast.pixels.overlay import (
     DEFAULT_UI_CONFIG,
     Trail,
     UIConfig,

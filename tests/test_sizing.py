@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mantis_fast.sizing import (
+from mantis_fast.pixels.sizing import (
     QWEN2_VL_FACTOR,
     QWEN3_VL_FACTOR,
     anthropic_size,

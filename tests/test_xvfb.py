@@ -9,7 +9,7 @@ import sys
 import pytest
 from Xlib.display import Display as XDisplay
 
-from mantis_fast.xvfb import Xvfb, XvfbError
+from mantis_fast.x11.xvfb import Xvfb, XvfbError
 
 
 def test_starts_ready_on_a_free_display_and_stops() -> None:
@@ -63,20 +63,50 @@ def test_server_that_cannot_start_raises_xvfb_error() -> None:
         Xvfb(size=(64, 64), extra_args=("-no-such-option",)).start()
 
 
-def test_embedded_default_display_when_no_display_is_set() -> None:
-    # In a child process: the embedded server is per process and stopped at interpreter exit.
-    code = (
-        "import os, mantis_fast.capture as c\n"
-        "cap = c.Capture()\n"
-        "print(os.environ['DISPLAY'], cap.size, cap.grab().shape)\n"
-        "cap.close()\n"
-    )
+def _run_without_display(code: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-    out = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
     )
+
+
+def test_library_calls_without_a_display_raise_and_start_nothing() -> None:
+    # A library call never starts an X server or writes $DISPLAY behind the caller's back.
+    code = (
+        "import os, mantis_fast as mf\n"
+        "for call in (mf.Capture, mf.Input, mf.list_displays,\n"
+        "             lambda: mf.local_to_global(None, 1, 1)):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except mf.NoDisplayError as exc:\n"
+        "        assert 'mantis_fast.Xvfb()' in str(exc) and isinstance(exc, OSError), exc\n"
+        "    else:\n"
+        "        raise SystemExit('no error')\n"
+        "print(os.environ.get('DISPLAY'), sorted(os.listdir('/tmp/.X11-unix')))\n"
+    )
+    before = sorted(os.listdir("/tmp/.X11-unix"))
+    out = _run_without_display(code)
     assert out.returncode == 0, out.stderr
-    display, *rest = out.stdout.split(" ", 1)
+    display, sockets = out.stdout.split(" ", 1)
+    assert display == "None"
+    assert sockets.strip() == repr(before)
+
+
+def test_embedded_display_is_started_on_request_and_stopped_at_exit() -> None:
+    # Applications ask for it explicitly; it is per process and stopped at interpreter exit.
+    code = (
+        "import os, mantis_fast as mf\n"
+        "from mantis_fast.x11 import embedded_display\n"
+        "name = embedded_display()\n"
+        "assert embedded_display() == name  # one per process\n"
+        "cap = mf.Capture(name)\n"
+        "print(name, os.environ.get('DISPLAY'), cap.size, cap.grab().shape)\n"
+        "cap.close()\n"
+    )
+    out = _run_without_display(code)
+    assert out.returncode == 0, out.stderr
+    display, environ, *rest = out.stdout.split(" ", 2)
     assert display.startswith(":")
+    assert environ == "None"  # $DISPLAY untouched
     assert "(1920, 1080) (1080, 1920, 4)" in rest[0]
     assert not os.path.exists(f"/tmp/.X11-unix/X{display[1:]}")  # stopped at exit

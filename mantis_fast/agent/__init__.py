@@ -1,13 +1,13 @@
 """The stateless vision loop on mantis_fast's stages (capture -> crop/resize -> overlays ->
 model -> input), with its run logs, OpenAI-compatible model client and HTTP panel."""
 
-from .app import AgentThread, run_agent
-from .config import AgentConfig, ConfigError
-from .engine import Engine, EngineFinished, SeqMismatch, TurnResult
-from .panel import Panel
-from .parse import AgentAction, BBox, ModelOutput, parse_model_output
-from .runlog import RunLog, read_records
-from .vlm import VLMClient, VLMError, VLMReply
+from mantis_fast.agent.app import AgentThread, run_agent
+from mantis_fast.agent.config import AgentConfig, ConfigError
+from mantis_fast.agent.engine import Engine, EngineFinished, SeqMismatch, TurnResult
+from mantis_fast.agent.panel import Panel
+from mantis_fast.agent.parse import AgentAction, BBox, ModelOutput, parse_model_output
+from mantis_fast.agent.runlog import RunLog, read_records
+from mantis_fast.agent.vlm import VLMClient, VLMError, VLMReply
 
 __all__ = [
     "AgentAction",

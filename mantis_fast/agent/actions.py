@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from ..coords import normalized_to_pixels
-from .config import AgentConfig
-from .parse import AgentAction, BBox
+from mantis_fast.agent.config import AgentConfig
+from mantis_fast.agent.parse import AgentAction, BBox
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import normalized_to_pixels
 
 __all__ = ["NativeAnnotator", "execute_actions"]
 
@@ -59,16 +60,16 @@ def _dispatch(pointer, action: AgentAction, pixels, config: AgentConfig) -> None
     elif name == "key":
         pointer.key(action.keys)
     else:  # parse_model_output only produces the names above
-        raise ValueError(f"no dispatcher for action {name!r}")
+        raise InvalidInputError(f"no dispatcher for action {name!r}")
 
 
 class NativeAnnotator:
-    """Draws the overlays in place with ``mantis_fast.overlay`` (no browser round trip).
+    """Draws the overlays in place with ``mantis_fast.pixels.overlay`` (no browser round trip).
 
     Holds the run's ``Trail`` (the last ``trail_turns`` turns of action heat)."""
 
     def __init__(self, ui_config: dict[str, Any]) -> None:
-        from .. import overlay
+        from mantis_fast.pixels import overlay
 
         self._overlay = overlay
         self.ui = overlay.UIConfig.from_dict(ui_config)

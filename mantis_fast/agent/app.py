@@ -8,9 +8,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .config import AgentConfig
-from .engine import Engine, TurnResult
-from .panel import Panel
+from mantis_fast.agent.config import AgentConfig
+from mantis_fast.agent.engine import Engine, TurnResult
+from mantis_fast.agent.panel import Panel
+from mantis_fast.errors import AgentStateError, AgentTimeoutError
 
 __all__ = ["AgentThread", "run_agent"]
 
@@ -83,7 +84,7 @@ class AgentThread:
     def start(self, timeout: float = 30.0) -> str:
         self._thread.start()
         if not self._ready.wait(timeout):
-            raise TimeoutError(f"agent did not start within {timeout}s")
+            raise AgentTimeoutError(f"agent did not start within {timeout}s")
         if self.error is not None:
             raise self.error
         return self.url
@@ -93,7 +94,7 @@ class AgentThread:
             return function(*args)
 
         if self._loop is None or self._loop.is_closed():
-            raise RuntimeError("agent loop is not running")
+            raise AgentStateError("agent loop is not running")
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
 
     def stop(self) -> None:
@@ -111,7 +112,7 @@ class AgentThread:
     def join(self, timeout: float = 30.0) -> Engine:
         self._thread.join(timeout)
         if self._thread.is_alive():
-            raise TimeoutError(f"agent thread still running after {timeout}s")
+            raise AgentTimeoutError(f"agent thread still running after {timeout}s")
         if self.error is not None:
             raise self.error
         return self.engine
@@ -127,7 +128,7 @@ class AgentThread:
             if self._loop is not None and self.call(predicate, self.engine):
                 return
             time.sleep(0.02)
-        raise TimeoutError(f"condition not met within {timeout}s; phase {self.engine.phase}")
+        raise AgentTimeoutError(f"condition not met within {timeout}s; phase {self.engine.phase}")
 
     def __enter__(self) -> AgentThread:
         self.start()

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import sizing
+from mantis_fast.errors import ConfigError
+from mantis_fast.pixels import sizing
 
 try:
     import tomllib
@@ -28,10 +29,6 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_UI_CONFIG", "AgentConfig", "ConfigError"]
-
-
-class ConfigError(ValueError):
-    """A configuration key is unknown or holds an unusable value."""
 
 
 DEFAULT_SYSTEM_PROMPT = """\
@@ -211,7 +208,7 @@ def _ui_config(key: str, value: Any) -> dict[str, Any]:
             _number(f"{key}.{name} position", stop[0], low=0, high=1)
             _text(f"{key}.{name} colour", stop[1], empty=False)
     try:  # the overlay module is the final judge of colours and stops
-        from ..overlay import UIConfig
+        from mantis_fast.pixels.overlay import UIConfig
     except ImportError:
         return merged
     try:
@@ -319,7 +316,8 @@ class AgentConfig:
       (``settle_quiet_ms`` without change, at most ``settle_timeout_seconds``).
     - ``annotator="external"`` waits for ``POST /annotated`` instead of drawing overlays natively.
     - ``panel_token`` is required when ``host`` is not a loopback address.
-    - ``max_turns = 0`` runs until stopped; ``display = ""`` means ``$DISPLAY``.
+    - ``max_turns = 0`` runs until stopped; ``display = ""`` means ``$DISPLAY`` (and
+      ``mantis-fast run`` starts a private Xvfb when that is unset too).
     """
 
     host: str = _field("host")

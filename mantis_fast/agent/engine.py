@@ -27,15 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from ..capture import Capture
-from ..coords import working_area
-from ..encode import encode_png
-from ..image import resize
-from .actions import NativeAnnotator, execute_actions
-from .config import AgentConfig
-from .parse import ModelOutput, parse_model_output
-from .runlog import LOGGER_NAME, RunLog
-from .vlm import VLMClient, VLMError
+from mantis_fast.agent.actions import NativeAnnotator, execute_actions
+from mantis_fast.agent.config import AgentConfig
+from mantis_fast.agent.parse import ModelOutput, parse_model_output
+from mantis_fast.agent.runlog import LOGGER_NAME, RunLog
+from mantis_fast.agent.vlm import VLMClient, VLMError
+from mantis_fast.errors import EngineFinished, InvalidInputError, SeqMismatch
+from mantis_fast.geometry.coords import working_area
+from mantis_fast.pixels.encode import encode_png
+from mantis_fast.pixels.image import resize
+from mantis_fast.x11.capture import Capture
 
 __all__ = ["Engine", "EngineFinished", "SeqMismatch", "TurnResult"]
 
@@ -44,14 +45,6 @@ _WAIT_FOR_INJECTION = object()  # no model output: wait for POST /inject
 
 
 FINAL_PHASES = ("done", "stopped", "error")
-
-
-class EngineFinished(Exception):
-    """The run is over: nothing more can be injected (HTTP 409)."""
-
-
-class SeqMismatch(Exception):
-    """An annotated image arrived for a turn that is not the pending one (HTTP 409)."""
 
 
 @dataclass
@@ -115,7 +108,7 @@ class Engine:
         """Queue a model output; it starts the loop or replaces the next model call.
         Raises ``EngineFinished`` once the run is over."""
         if not isinstance(vlm_text, str):
-            raise ValueError(f"vlm_text must be a string, got {type(vlm_text).__name__}")
+            raise InvalidInputError(f"vlm_text must be a string, got {type(vlm_text).__name__}")
         if self.phase in FINAL_PHASES:
             raise EngineFinished(f"the run is over (phase {self.phase}); start a new one")
         self._injections.put_nowait(vlm_text)
@@ -190,7 +183,7 @@ class Engine:
         try:
             capture = await self._work(Capture, config.display or None, track_damage=True)
             if config.physical_execution:
-                from ..input import Input
+                from mantis_fast.x11.input import Input
 
                 pointer = await self._work(Input, capture.display_name)
             annotator = NativeAnnotator(config.ui_config) if config.annotator == "native" else None

@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from .config import AgentConfig, is_loopback
-from .engine import Engine, EngineFinished, SeqMismatch
+from mantis_fast.agent.config import AgentConfig, is_loopback
+from mantis_fast.agent.engine import Engine, EngineFinished, SeqMismatch
 
 __all__ = ["Panel"]
 

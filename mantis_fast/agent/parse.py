@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..coords import NORMALIZED_MAX, coerce_coordinate
+from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
 
 __all__ = [
     "ACTION_NAMES",

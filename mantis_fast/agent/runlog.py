@@ -27,6 +27,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mantis_fast.errors import InvalidInputError
+
 __all__ = ["LOGGER_NAME", "RunLog", "read_records", "write_atomic"]
 
 LOGGER_NAME = "mantis_fast.agent"
@@ -67,7 +69,7 @@ class RunLog:
         log_level: str = "INFO",
     ) -> None:
         if layout not in ("flat", "turn_dirs"):
-            raise ValueError(f"layout must be 'flat' or 'turn_dirs', got {layout!r}")
+            raise InvalidInputError(f"layout must be 'flat' or 'turn_dirs', got {layout!r}")
         self.layout = layout
         self.path = _next_run_dir(Path(runs_dir))
         self.jsonl_path = self.path / "turns.jsonl"
@@ -89,7 +91,7 @@ class RunLog:
     def image_name(self, turn: int, stage: str) -> str:
         """Path of a turn's image relative to the run directory (stage: raw | annotated)."""
         if stage not in ("raw", "annotated"):
-            raise ValueError(f"stage must be 'raw' or 'annotated', got {stage!r}")
+            raise InvalidInputError(f"stage must be 'raw' or 'annotated', got {stage!r}")
         if self.layout == "flat":
             return f"turn_{turn:04d}_{stage}.png"
         return f"turn_{turn:04d}/screenshot_{stage}.png"
@@ -103,7 +105,7 @@ class RunLog:
     def append(self, record: dict[str, Any]) -> None:
         """Append one JSON line (one write call: a kill leaves whole lines only)."""
         if self._fd is None:
-            raise ValueError("run log is closed")
+            raise InvalidInputError("run log is closed")
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         data = line.encode("utf-8")
         written = os.write(self._fd, data)

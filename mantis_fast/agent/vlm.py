@@ -17,19 +17,12 @@ from typing import Any
 
 import httpx
 
-from .config import AgentConfig
+from mantis_fast.agent.config import AgentConfig
+from mantis_fast.errors import InvalidInputError, VLMError
 
 __all__ = ["VLMClient", "VLMError", "VLMReply", "build_payload"]
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-
-
-class VLMError(RuntimeError):
-    """The model endpoint gave no usable answer after every attempt."""
-
-    def __init__(self, message: str, attempts: list[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.attempts = attempts
 
 
 @dataclass
@@ -66,11 +59,13 @@ def _content(body: Any) -> str:
     try:
         content = body["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise ValueError(f"response has no choices[0].message.content: {str(body)[:300]}") from None
+        raise InvalidInputError(
+            f"response has no choices[0].message.content: {str(body)[:300]}"
+        ) from None
     if isinstance(content, list):
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     if not isinstance(content, str):
-        raise ValueError(f"message content is {type(content).__name__}, not text")
+        raise InvalidInputError(f"message content is {type(content).__name__}, not text")
     return content
 
 

@@ -11,7 +11,8 @@ import threading
 
 from PIL import Image
 
-from ..capture import Capture
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.x11.capture import Capture
 
 __all__ = ["grab"]
 
@@ -46,7 +47,9 @@ def grab(
         try:
             left, top, right, bottom = bbox
         except (TypeError, ValueError):
-            raise ValueError(f"bbox must be (left, top, right, bottom), got {bbox!r}") from None
+            raise InvalidInputError(
+                f"bbox must be (left, top, right, bottom), got {bbox!r}"
+            ) from None
         region = (left, top, right - left, bottom - top)
     frame = _capture_for(xdisplay).grab(region)
     height, width = frame.shape[:2]

@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._closing import Closing
-from ..capture import Capture
-from ..errors import CaptureError
+from mantis_fast._closing import Closing
+from mantis_fast.errors import CaptureError, InvalidInputError, InvalidTypeError
+from mantis_fast.x11.capture import Capture
 
 __all__ = ["MSS", "ScreenShot", "ScreenShotError", "mss"]
 
@@ -104,7 +104,9 @@ class MSS(Closing):
 
     def __init__(self, *, display: str | bytes | None = None, with_cursor: bool = False) -> None:
         if with_cursor:
-            raise ValueError("with_cursor=True is not supported (the cursor is not composited)")
+            raise InvalidInputError(
+                "with_cursor=True is not supported (the cursor is not composited)"
+            )
         if isinstance(display, bytes):
             display = display.decode()
         self._capture = Capture(display)
@@ -139,14 +141,18 @@ class MSS(Closing):
             try:
                 left, top, right, bottom = monitor
             except ValueError:
-                raise ValueError(f"expected (left, top, right, bottom), got {monitor!r}") from None
+                raise InvalidInputError(
+                    f"expected (left, top, right, bottom), got {monitor!r}"
+                ) from None
             monitor = {"left": left, "top": top, "width": right - left, "height": bottom - top}
         elif not isinstance(monitor, Mapping):
-            raise TypeError(f"monitor must be a dict or a 4-tuple, got {type(monitor).__name__}")
+            raise InvalidTypeError(
+                f"monitor must be a dict or a 4-tuple, got {type(monitor).__name__}"
+            )
         try:
             region = (monitor["left"], monitor["top"], monitor["width"], monitor["height"])
         except KeyError as exc:
-            raise ValueError(f"monitor dict {dict(monitor)!r} lacks the key {exc}") from None
+            raise InvalidInputError(f"monitor dict {dict(monitor)!r} lacks the key {exc}") from None
         view = self._capture.grab(region)
         data = bytearray(view.nbytes)
         np.copyto(np.frombuffer(data, np.uint8).reshape(view.shape), view)

@@ -5,10 +5,10 @@ dispatches the brain's actions through in-process XTest (or xdotool). ``GymRunne
 brain through an episode with loop detection and per-step timings.
 """
 
-from ..coords import scale_brain_to_display
-from .actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
-from .env import GymEnvironment, XdotoolGymEnv
-from .runner import Brain, EpisodeResult, GymRunner
+from mantis_fast.geometry.coords import scale_brain_to_display
+from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from mantis_fast.gym.env import GymEnvironment, XdotoolGymEnv
+from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner
 
 __all__ = [
     "SPATIAL_ACTIONS",

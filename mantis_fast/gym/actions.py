@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from mantis_fast.errors import InvalidInputError
+
 
 class ActionType(str, Enum):
     CLICK = "click"
@@ -51,13 +53,17 @@ class Action:
                 object.__setattr__(self, "action_type", ActionType(str(self.action_type).lower()))
             except ValueError:
                 known = ", ".join(t.value for t in ActionType)
-                raise ValueError(
+                raise InvalidInputError(
                     f"unknown action type {self.action_type!r}; known: {known}"
                 ) from None
         if not isinstance(self.params, dict):
-            raise ValueError(f"action params must be a dict, got {type(self.params).__name__}")
+            raise InvalidInputError(
+                f"action params must be a dict, got {type(self.params).__name__}"
+            )
         if not isinstance(self.reasoning, str):
-            raise ValueError(f"action reasoning must be a str, got {type(self.reasoning).__name__}")
+            raise InvalidInputError(
+                f"action reasoning must be a str, got {type(self.reasoning).__name__}"
+            )
 
 
 @dataclass

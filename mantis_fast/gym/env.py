@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from .._closing import Closing
-from ..capture import Capture
-from ..coords import scale_brain_to_display
-from ..errors import MantisError
-from ..image import resize
-from ..input import Input, InputError
-from ..xvfb import Xvfb
-from .actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from mantis_fast._closing import Closing
+from mantis_fast.errors import InvalidInputError, MantisError
+from mantis_fast.geometry.coords import scale_brain_to_display
+from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from mantis_fast.pixels.image import resize
+from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.input import Input, InputError
+from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = ["GymEnvironment", "XdotoolGymEnv"]
 
@@ -76,9 +76,9 @@ class XdotoolGymEnv(GymEnvironment):
         quiet_ms: float = 60.0,
     ) -> None:
         if observation not in ("numpy", "pil"):
-            raise ValueError(f"observation must be 'numpy' or 'pil', got {observation!r}")
+            raise InvalidInputError(f"observation must be 'numpy' or 'pil', got {observation!r}")
         if not (isinstance(settle_time, (int, float)) and settle_time >= 0):
-            raise ValueError(f"settle_time must be a number >= 0, got {settle_time!r}")
+            raise InvalidInputError(f"settle_time must be a number >= 0, got {settle_time!r}")
         self._xvfb = Xvfb(size=viewport).start() if display is None else None
         self.display = display if display is not None else self._xvfb.display
         self.app = shlex.split(app) if isinstance(app, str) else (list(app) if app else None)
@@ -121,7 +121,7 @@ class XdotoolGymEnv(GymEnvironment):
         started = time.perf_counter()
         try:
             if not isinstance(action, Action):
-                raise ValueError(f"step expects an Action, got {type(action).__name__}")
+                raise InvalidInputError(f"step expects an Action, got {type(action).__name__}")
             info.update(self._dispatch(action, brain_size or self.brain_size))
         except (ValueError, TypeError, KeyError) as exc:
             info["error"] = f"{type(exc).__name__}: {exc}"
@@ -156,9 +156,11 @@ class XdotoolGymEnv(GymEnvironment):
         """Brain-image pixels -> display pixels (000's formula when sizes differ), clamped."""
         for name, value in (("x", x), ("y", y)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+                raise InvalidInputError(
+                    f"{name} must be a number, got {type(value).__name__} {value!r}"
+                )
             if not math.isfinite(value):
-                raise ValueError(f"{name} must be finite, got {value!r}")
+                raise InvalidInputError(f"{name} must be finite, got {value!r}")
         screen = self.screen_size
         if brain_size is not None and tuple(brain_size) != tuple(screen):
             return scale_brain_to_display(x, y, brain_size, screen, clamp=True)
@@ -168,7 +170,7 @@ class XdotoolGymEnv(GymEnvironment):
         kind, params = action.action_type, action.params
         if kind in SPATIAL_ACTIONS:
             if "x" not in params or "y" not in params:
-                raise ValueError(f"{kind.value} needs params x and y, got {sorted(params)}")
+                raise InvalidInputError(f"{kind.value} needs params x and y, got {sorted(params)}")
             x, y = self.to_display(params["x"], params["y"], brain_size)
             result: dict[str, Any] = {"dispatched": (x, y)}
         if kind is ActionType.CLICK:
@@ -182,7 +184,7 @@ class XdotoolGymEnv(GymEnvironment):
             self.input.scroll(x, y, params.get("direction", "down"), notches=notches)
         elif kind is ActionType.DRAG:
             if "x2" not in params or "y2" not in params:
-                raise ValueError(f"drag needs params x2 and y2, got {sorted(params)}")
+                raise InvalidInputError(f"drag needs params x2 and y2, got {sorted(params)}")
             x2, y2 = self.to_display(params["x2"], params["y2"], brain_size)
             self.input.drag(
                 x, y, x2, y2, steps=params.get("steps", 10), duration=params.get("duration", 0.0)
@@ -201,7 +203,7 @@ class XdotoolGymEnv(GymEnvironment):
                 or not isinstance(seconds, (int, float))
                 or not seconds >= 0
             ):
-                raise ValueError(f"wait seconds must be a number >= 0, got {seconds!r}")
+                raise InvalidInputError(f"wait seconds must be a number >= 0, got {seconds!r}")
             time.sleep(min(seconds, MAX_WAIT_SECONDS))
             result = {}
         elif kind is ActionType.LAUNCH_APP:
@@ -217,7 +219,7 @@ class XdotoolGymEnv(GymEnvironment):
         try:
             process = subprocess.Popen(argv, env={**os.environ, "DISPLAY": self.display})
         except OSError as exc:
-            raise ValueError(f"cannot launch {argv!r}: {exc}") from None
+            raise InvalidInputError(f"cannot launch {argv!r}: {exc}") from None
         self._processes.append(process)
 
     def _stop_processes(self) -> None:
@@ -244,5 +246,5 @@ class XdotoolGymEnv(GymEnvironment):
 
 def _required(params: dict[str, Any], key: str, kind: ActionType) -> Any:
     if key not in params:
-        raise ValueError(f"{kind.value} needs param {key!r}, got {sorted(params)}")
+        raise InvalidInputError(f"{kind.value} needs param {key!r}, got {sorted(params)}")
     return params[key]

@@ -6,9 +6,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..loop_detector import LoopDetector, compute_click_tol_px
-from .actions import Action, ActionType
-from .env import GymEnvironment
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.gym.actions import Action, ActionType
+from mantis_fast.gym.env import GymEnvironment
+from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
 
 __all__ = ["Brain", "EpisodeResult", "GymRunner"]
 
@@ -65,9 +66,9 @@ class GymRunner:
         hard_loop_window: int = 8,
     ) -> None:
         if not (isinstance(max_steps, int) and max_steps >= 1):
-            raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+            raise InvalidInputError(f"max_steps must be an integer >= 1, got {max_steps!r}")
         if not (2 <= soft_loop_window <= hard_loop_window):
-            raise ValueError(
+            raise InvalidInputError(
                 "need 2 <= soft_loop_window <= hard_loop_window, got "
                 f"{soft_loop_window!r}, {hard_loop_window!r}"
             )

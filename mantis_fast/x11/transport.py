@@ -15,9 +15,9 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
-from . import _mitshm
-from ._shm import SharedSegment
-from ._xlib import wait_reply
+from mantis_fast.x11 import mitshm
+from mantis_fast.x11._shm import SharedSegment
+from mantis_fast.x11.connection import wait_reply
 
 # GetImage replies are fetched in bands this big: python-xlib re-concatenates its receive buffer
 # per chunk, so one huge reply costs O(n^2); bands keep it linear.
@@ -43,7 +43,7 @@ class ShmTransport:
         segment = SharedSegment(width * height * 4)
         shmseg = self._x.display.allocate_resource_id()
         catcher = xerror.CatchError()
-        _mitshm.Attach(
+        mitshm.Attach(
             display=self._x.display,
             onerror=catcher,
             opcode=self._opcode,
@@ -70,11 +70,11 @@ class ShmTransport:
         if binary is None:
             if len(self._encoded) >= _ENCODED_CACHE:
                 self._encoded.clear()
-            binary = self._encoded[key] = _mitshm.encode_get_image(
+            binary = self._encoded[key] = mitshm.encode_get_image(
                 self._opcode, self._root.id, x, y, width, height, self._shmseg, offset
             )
         wait_reply(
-            self._x, _mitshm.send_encoded(self._x.display, _mitshm.GetImage, binary), self._timeout
+            self._x, mitshm.send_encoded(self._x.display, mitshm.GetImage, binary), self._timeout
         )
 
     def fetch(self, x: int, y: int, width: int, height: int) -> np.ndarray:
@@ -97,7 +97,7 @@ class ShmTransport:
             return
         self._memory = self.frame = None  # our own views; callers' views keep it mapped
         try:
-            _mitshm.detach(self._x.display, self._opcode, self._shmseg)
+            mitshm.detach(self._x.display, self._opcode, self._shmseg)
             self._x.display.free_resource_id(self._shmseg)
             self._x.flush()
         except (xerror.ConnectionClosedError, OSError):
@@ -135,7 +135,7 @@ class GetImageTransport:
                 y=y + top,
                 width=width,
                 height=rows,
-                plane_mask=_mitshm.ALL_PLANES,
+                plane_mask=mitshm.ALL_PLANES,
             )
             reply = wait_reply(self._x, request, self._timeout)
             target[top : top + rows] = np.frombuffer(reply.data, np.uint8).reshape(rows, width, 4)

@@ -27,21 +27,22 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
-from . import _mitshm
-from ._closing import Closing
-from ._transport import GetImageTransport, ShmAttachRefused, ShmTransport
-from ._xlib import (
+from mantis_fast._closing import Closing
+from mantis_fast.errors import CaptureError, InvalidInputError, UnsupportedVisualError
+from mantis_fast.geometry.displays import Display
+from mantis_fast.x11 import mitshm
+from mantis_fast.x11.connection import (
     XConnectError,
     XTimeoutError,
     abandon,
+    display_name,
     open_display,
     read_available,
     wait_reply,
 )
-from .damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
-from .displays import Display, query_monitors
-from .errors import CaptureError, UnsupportedVisualError
-from .xvfb import default_display
+from mantis_fast.x11.damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
+from mantis_fast.x11.monitors import query_monitors
+from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
 __all__ = ["Capture", "CaptureError", "Settled", "UnsupportedVisualError"]
 
@@ -68,8 +69,10 @@ class Capture(Closing):
         timeout: float = 5.0,
     ) -> None:
         if not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        self.display_name = display if display is not None else default_display()
+            raise InvalidInputError(
+                f"timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        self.display_name = display_name(display)
         self.timeout = float(timeout)
         self.last_damage: list[Region] = []
         self._lock = threading.Lock()
@@ -106,12 +109,12 @@ class Capture(Closing):
             return GetImageTransport(
                 self._x, self._root, *size, self.timeout
             ), "MIT-SHM disabled by use_shm=False"
-        ext = self._x.query_extension(_mitshm.EXTENSION_NAME)
+        ext = self._x.query_extension(mitshm.EXTENSION_NAME)
         if not ext:
             reason = "server has no MIT-SHM extension"
         else:
             try:
-                version = _mitshm.query_version(self._x.display, ext.major_opcode)
+                version = mitshm.query_version(self._x.display, ext.major_opcode)
                 transport = ShmTransport(self._x, self._root, *size, ext.major_opcode, self.timeout)
                 return transport, f"MIT-SHM {version.major_version}.{version.minor_version}"
             except xerror.XError as exc:
@@ -184,7 +187,9 @@ class Capture(Closing):
             if monitor.id == display_id:
                 return self.grab(monitor.bounds, copy=copy)
         known = [m.id for m in monitors]
-        raise ValueError(f"unknown display id {display_id!r}; this screen has displays {known}")
+        raise InvalidInputError(
+            f"unknown display id {display_id!r}; this screen has displays {known}"
+        )
 
     def _grab_locked(self, region: Sequence[int] | None) -> np.ndarray:
         if self._damage is not None:
@@ -233,16 +238,16 @@ class Capture(Closing):
         try:
             x, y, width, height = (int(v) for v in region)
             if any(int(v) != v for v in region):
-                raise ValueError
+                raise InvalidInputError
         except (TypeError, ValueError):
-            raise ValueError(
+            raise InvalidInputError(
                 f"region must be (x, y, width, height) integers, got {region!r}"
             ) from None
         if width <= 0 or height <= 0:
-            raise ValueError(f"region {region!r} has a non-positive width or height")
+            raise InvalidInputError(f"region {region!r} has a non-positive width or height")
         if x < 0 or y < 0 or x + width > self._width or y + height > self._height:
             bounds = (0, 0, self._width, self._height)
-            raise ValueError(f"region {region!r} is outside the screen bounds {bounds}")
+            raise InvalidInputError(f"region {region!r} is outside the screen bounds {bounds}")
         return x, y, width, height
 
     # -- settling ---------------------------------------------------------------------------
@@ -253,7 +258,9 @@ class Capture(Closing):
         compared every few milliseconds. The damage seen is kept for the next grab.
         """
         if not (timeout >= 0 and quiet_ms >= 0):
-            raise ValueError(f"timeout and quiet_ms must be >= 0, got {timeout!r}, {quiet_ms!r}")
+            raise InvalidInputError(
+                f"timeout and quiet_ms must be >= 0, got {timeout!r}, {quiet_ms!r}"
+            )
         with self._lock:
             self._check_open()
             try:

@@ -22,44 +22,34 @@ import math
 import re
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
-from Xlib import X
-from Xlib import error as xerror
-from Xlib.error import XError
 
-from . import _coords
-from ._xlib import XConnectError, open_display
-from .coords import _as_points, _axis, _map, _number, _round, clamp_to_screen
-from .errors import MantisError
-from .xvfb import default_display
+from mantis_fast.errors import InvalidInputError, NoDisplayError
+from mantis_fast.geometry import _coords
+from mantis_fast.geometry.coords import _as_points, _axis, _map, _number, _round, clamp_to_screen
 
 __all__ = [
     "Display",
-    "DisplayError",
     "DisplayFallbackWarning",
     "LocalPoint",
     "clamp_to_display",
     "global_points_to_local",
     "global_to_local",
-    "list_displays",
     "local_points_to_global",
     "local_to_global",
     "parse_xrandr_monitors",
-    "query_monitors",
     "resolve_display",
+    "set_live_display_source",
+    "with_primary",
 ]
 
 _log = logging.getLogger(__name__)
 _INT32 = (-(2**31), 2**31 - 1)
 COORD_SOURCES = ("logical", "backing")
-
-
-class DisplayError(MantisError):
-    """The X server could not be reached or queried for its displays."""
 
 
 class DisplayFallbackWarning(UserWarning):
@@ -78,13 +68,15 @@ class Display:
 
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, (int, np.integer)) or self.id < 0:
-            raise ValueError(f"display id must be a non-negative integer, got {self.id!r}")
+            raise InvalidInputError(f"display id must be a non-negative integer, got {self.id!r}")
         try:
             x, y, width, height = self.bounds
         except (TypeError, ValueError):
-            raise ValueError(f"bounds must be (x, y, width, height), got {self.bounds!r}") from None
+            raise InvalidInputError(
+                f"bounds must be (x, y, width, height), got {self.bounds!r}"
+            ) from None
         if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in self.bounds):
-            raise ValueError(f"bounds must be integers, got {self.bounds!r}")
+            raise InvalidInputError(f"bounds must be integers, got {self.bounds!r}")
         x, y, width, height = (int(v) for v in self.bounds)
         if (
             width < 1
@@ -92,12 +84,12 @@ class Display:
             or min(x, y) < _INT32[0]
             or max(x + width, y + height) > _INT32[1]
         ):
-            raise ValueError(f"bounds {self.bounds!r} are not a non-empty int32 rectangle")
+            raise InvalidInputError(f"bounds {self.bounds!r} are not a non-empty int32 rectangle")
         scale = self.scale_factor
         if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)):
-            raise ValueError(f"scale_factor must be a positive number, got {scale!r}")
+            raise InvalidInputError(f"scale_factor must be a positive number, got {scale!r}")
         if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale_factor must be a positive number, got {scale!r}")
+            raise InvalidInputError(f"scale_factor must be a positive number, got {scale!r}")
         object.__setattr__(self, "id", int(self.id))
         object.__setattr__(self, "bounds", (x, y, width, height))
         object.__setattr__(self, "scale_factor", float(scale))
@@ -129,7 +121,7 @@ class LocalPoint(NamedTuple):
 # -- enumeration ----------------------------------------------------------------------------
 
 
-def _with_primary(displays: list[Display]) -> list[Display]:
+def with_primary(displays: list[Display]) -> list[Display]:
     """Keep the first marked primary; mark the first display when none is."""
     marked = [d.primary for d in displays]
     first = marked.index(True) if True in marked else 0
@@ -139,52 +131,6 @@ def _with_primary(displays: list[Display]) -> list[Display]:
         else Display(d.id, d.bounds, d.scale_factor, i == first, d.name)
         for i, d in enumerate(displays)
     ]
-
-
-def query_monitors(xdisplay: Any) -> list[Display]:
-    """Monitors of the default screen of an open python-xlib connection.
-
-    Ids are 0-based in RandR's order (the primary first), stable while the layout is. The
-    first monitor becomes primary when none is marked; empty monitors are skipped.
-    """
-    root = xdisplay.screen().root
-    geometry = root.get_geometry()
-    whole_root = [Display(0, (0, 0, geometry.width, geometry.height), primary=True, name="root")]
-    if not xdisplay.query_extension("RANDR"):
-        return whole_root
-    try:
-        version = xdisplay.xrandr_query_version()
-        if (version.major_version, version.minor_version) < (1, 5):
-            return whole_root
-        reply = root.xrandr_get_monitors(is_active=True)
-    except XError:
-        return whole_root
-    monitors = []
-    for index, info in enumerate(reply.monitors):
-        if info.width_in_pixels < 1 or info.height_in_pixels < 1:
-            continue
-        name = xdisplay.get_atom_name(info.name) if info.name != X.NONE else ""
-        bounds = (info.x, info.y, info.width_in_pixels, info.height_in_pixels)
-        monitors.append(Display(index, bounds, primary=bool(info.primary), name=name))
-    return _with_primary(monitors) if monitors else whole_root
-
-
-def list_displays(display: str | None = None) -> list[Display]:
-    """Monitors of the X display ``display`` (None -> $DISPLAY, or the embedded default Xvfb).
-
-    Raises ``DisplayError`` when the server cannot be reached.
-    """
-    name = display if display is not None else default_display()
-    try:
-        xdisplay = open_display(name)
-    except (XConnectError, OverflowError) as exc:
-        raise DisplayError(f"cannot connect to X display {name!r}: {exc}") from None
-    try:
-        return query_monitors(xdisplay)
-    except (xerror.ConnectionClosedError, OSError) as exc:
-        raise DisplayError(f"X display {name!r} went away while listing monitors: {exc}") from None
-    finally:
-        xdisplay.close()
 
 
 # " 0: +*eDP-1 1920/344x1080/193+0+0  eDP-1": index, "+" automatic, "*" primary, name,
@@ -204,7 +150,9 @@ def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     if not isinstance(text, str):
-        raise ValueError(f"expected xrandr output as str or bytes, got {type(text).__name__}")
+        raise InvalidInputError(
+            f"expected xrandr output as str or bytes, got {type(text).__name__}"
+        )
     displays: list[Display] = []
     seen: set[int] = set()
     for line in text.splitlines():
@@ -220,7 +168,7 @@ def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
             continue
         seen.add(display.id)
         displays.append(display)
-    return _with_primary(displays) if displays else []
+    return with_primary(displays) if displays else []
 
 
 # -- local <-> global -----------------------------------------------------------------------
@@ -229,16 +177,33 @@ _omitted_id_warned = False
 _omitted_id_lock = threading.Lock()
 
 
+# Where ``displays=None`` gets the live monitors from: the X11 layer registers its query here
+# (this module is pure geometry and imports nothing that talks to a server).
+_live_displays: Callable[[], list[Display]] | None = None
+
+
+def set_live_display_source(source: Callable[[], list[Display]] | None) -> None:
+    """Register what ``displays=None`` calls (``mantis_fast.x11`` registers ``list_displays``)."""
+    global _live_displays
+    _live_displays = source
+
+
 def _display_list(displays: Sequence[Display] | None) -> Sequence[Display]:
     if displays is None:
-        displays = list_displays()
+        if _live_displays is None:
+            raise NoDisplayError("displays=None needs the X11 layer: import mantis_fast")
+        displays = _live_displays()
     if isinstance(displays, Display):
-        raise ValueError("displays must be a sequence of Display, got a single Display")
+        raise InvalidInputError("displays must be a sequence of Display, got a single Display")
     if not isinstance(displays, Sequence) or not displays:
-        raise ValueError(f"displays must be a non-empty sequence of Display, got {displays!r}")
+        raise InvalidInputError(
+            f"displays must be a non-empty sequence of Display, got {displays!r}"
+        )
     for item in displays:
         if not isinstance(item, Display):
-            raise ValueError(f"displays must hold Display objects, got {type(item).__name__}")
+            raise InvalidInputError(
+                f"displays must hold Display objects, got {type(item).__name__}"
+            )
     return displays
 
 
@@ -264,12 +229,12 @@ def _resolve(
             )
         return primary
     if isinstance(display_id, bool) or not isinstance(display_id, (int, np.integer)):
-        raise ValueError(f"display_id must be an integer or None, got {display_id!r}")
+        raise InvalidInputError(f"display_id must be an integer or None, got {display_id!r}")
     for display in displays:
         if display.id == display_id:
             return display
     known = [d.id for d in displays]
-    raise ValueError(f"unknown display id {display_id!r}; this screen has displays {known}")
+    raise InvalidInputError(f"unknown display id {display_id!r}; this screen has displays {known}")
 
 
 def resolve_display(
@@ -281,7 +246,9 @@ def resolve_display(
 
 def _scale_divisor(display: Display, coord_source: str) -> float:
     if coord_source not in COORD_SOURCES:
-        raise ValueError(f"coord_source must be one of {COORD_SOURCES}, got {coord_source!r}")
+        raise InvalidInputError(
+            f"coord_source must be one of {COORD_SOURCES}, got {coord_source!r}"
+        )
     return display.scale_factor if coord_source == "backing" else 1.0
 
 
@@ -308,7 +275,7 @@ def local_to_global(
     try:
         return left + _round(x / divisor, "x"), top + _round(y / divisor, "y")
     except OverflowError:
-        raise ValueError(f"({x}, {y}) overflows float64 when scaled") from None
+        raise InvalidInputError(f"({x}, {y}) overflows float64 when scaled") from None
 
 
 def _pixel(value: object, name: str) -> int:
@@ -373,10 +340,12 @@ def global_points_to_local(
     rects = np.array([d.bounds for d in displays], dtype=np.int64)
     ids = np.array([d.id for d in displays], dtype=np.int64)
     if ids.max() > _INT32[1]:
-        raise ValueError(f"display ids must fit int32 for the batched form, got {ids.tolist()}")
+        raise InvalidInputError(
+            f"display ids must fit int32 for the batched form, got {ids.tolist()}"
+        )
     out_ids = np.empty(len(array), dtype=np.int32)
     out_local = np.empty((len(array), 2), dtype=np.int32)
     row = _coords.locate_points(array, rects, ids.astype(np.int32), out_ids, out_local)
     if row >= 0:
-        raise ValueError(f"points row {row} {array[row].tolist()} is not finite")
+        raise InvalidInputError(f"points row {row} {array[row].tolist()} is not finite")
     return out_ids, out_local

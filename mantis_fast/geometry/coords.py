@@ -35,7 +35,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import _coords
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry import _coords
 
 __all__ = [
     "NORMALIZED_MAX",
@@ -73,28 +74,30 @@ def _size(size: object, name: str) -> tuple[int, int]:
     """(width, height) of positive integers that fit int32."""
     message = f"{name} must be a (width, height) pair of positive integers, got {size!r}"
     if isinstance(size, (str, bytes)):
-        raise ValueError(message)
+        raise InvalidInputError(message)
     try:
         width, height = size  # type: ignore[misc]
     except (TypeError, ValueError):
-        raise ValueError(message) from None
+        raise InvalidInputError(message) from None
     for value in (width, height):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            raise ValueError(message)
+            raise InvalidInputError(message)
         if not 1 <= int(value) <= MAX_SIZE:
-            raise ValueError(f"{message}; sizes must be 1..{MAX_SIZE}")
+            raise InvalidInputError(f"{message}; sizes must be 1..{MAX_SIZE}")
     return int(width), int(height)
 
 
 def _number(value: object, name: str) -> Number:
     """An int, or a finite float: the numbers the mapping functions accept."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+        raise InvalidInputError(
+            f"{name} must be a real number, got {type(value).__name__} {value!r}"
+        )
     if isinstance(value, numbers.Integral):
         return int(value)
     number = float(value)
     if not math.isfinite(number):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise InvalidInputError(f"{name} must be finite, got {value!r}")
     return number
 
 
@@ -110,7 +113,7 @@ def _round(quotient: float, name: str, clamp: tuple[int, int] | None = None) -> 
     """round() half to even; with ``clamp=(lo, hi)`` the result is clamped (infinities too)."""
     if math.isinf(quotient):
         if clamp is None:
-            raise ValueError(f"{name} overflows float64 when scaled")
+            raise InvalidInputError(f"{name} overflows float64 when scaled")
         return clamp[0] if quotient < 0 else clamp[1]
     rounded = round(quotient)
     return rounded if clamp is None else min(max(rounded, clamp[0]), clamp[1])
@@ -128,19 +131,23 @@ _NOISE_RE = re.compile(r"px|[xy]\s*[=:]|[\s,;]")
 def _numbers_in_text(text: str, name: str) -> list[Number]:
     leftover = _NOISE_RE.sub("", _BRACKETS_RE.sub("", _NUMBER_RE.sub(" ", text)))
     if leftover:
-        raise ValueError(f"{name}: cannot read coordinates from {text!r} (stray {leftover!r})")
+        raise InvalidInputError(
+            f"{name}: cannot read coordinates from {text!r} (stray {leftover!r})"
+        )
     values: list[Number] = []
     for token in _NUMBER_RE.findall(text):
         if any(c in token for c in ".eE"):
             number = float(token)
             if not math.isfinite(number):
-                raise ValueError(f"{name}: {token!r} in {text!r} is not a finite number")
+                raise InvalidInputError(f"{name}: {token!r} in {text!r} is not a finite number")
             values.append(number)
         else:
             try:
                 values.append(int(token))
             except ValueError:  # beyond Python's int-from-str digit limit
-                raise ValueError(f"{name}: {token[:20]!r}... is not a usable number") from None
+                raise InvalidInputError(
+                    f"{name}: {token[:20]!r}... is not a usable number"
+                ) from None
     return values
 
 
@@ -156,10 +163,12 @@ def coerce_coordinate(value: object, name: str = "coordinate") -> Number:
         values = _numbers_in_text(value, name)
         if len(values) != 1:
             hint = "; use parse_point for an (x, y) pair" if len(values) == 2 else ""
-            raise ValueError(f"{name}: expected one number, got {len(values)} in {value!r}{hint}")
+            raise InvalidInputError(
+                f"{name}: expected one number, got {len(values)} in {value!r}{hint}"
+            )
         return values[0]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: expected a number, got {type(value).__name__} {value!r}")
+        raise InvalidInputError(f"{name}: expected a number, got {type(value).__name__} {value!r}")
     return _number(value, name)
 
 
@@ -173,17 +182,17 @@ def parse_point(value: object) -> tuple[Number, Number]:
     if isinstance(value, str):
         values = _numbers_in_text(value, "point")
         if len(values) != 2:
-            raise ValueError(f"point: expected two numbers, got {len(values)} in {value!r}")
+            raise InvalidInputError(f"point: expected two numbers, got {len(values)} in {value!r}")
         return values[0], values[1]
     if isinstance(value, Mapping):
         if "x" not in value or "y" not in value:
-            raise ValueError(f"point: a mapping needs 'x' and 'y' keys, got {list(value)!r}")
+            raise InvalidInputError(f"point: a mapping needs 'x' and 'y' keys, got {list(value)!r}")
         return coerce_coordinate(value["x"], "x"), coerce_coordinate(value["y"], "y")
     if isinstance(value, (list, tuple, np.ndarray)) and len(value) == 2:
         if isinstance(value, np.ndarray) and value.ndim != 1:
-            raise ValueError(f"point: expected a pair, got an array of shape {value.shape}")
+            raise InvalidInputError(f"point: expected a pair, got an array of shape {value.shape}")
         return coerce_coordinate(value[0], "x"), coerce_coordinate(value[1], "y")
-    raise ValueError(f"point: expected text, a pair or an {{x, y}} mapping, got {value!r}")
+    raise InvalidInputError(f"point: expected text, a pair or an {{x, y}} mapping, got {value!r}")
 
 
 def clamp_to_screen(x: object, y: object, size: object) -> tuple[int, int]:
@@ -236,11 +245,11 @@ def _crop_values(crop: object) -> tuple[Number, Number, Number, Number]:
         try:
             values = [crop[key] for key in ("x1", "y1", "x2", "y2")]
         except KeyError:
-            raise ValueError(f"crop needs keys x1, y1, x2, y2; got {list(crop)!r}") from None
+            raise InvalidInputError(f"crop needs keys x1, y1, x2, y2; got {list(crop)!r}") from None
     elif isinstance(crop, (list, tuple)) and len(crop) == 4:
         values = list(crop)
     else:
-        raise ValueError(f"crop must be {{x1, y1, x2, y2}} or a 4-tuple, got {crop!r}")
+        raise InvalidInputError(f"crop must be {{x1, y1, x2, y2}} or a 4-tuple, got {crop!r}")
     x1, y1, x2, y2 = (
         min(max(_number(v, f"crop {k}"), 0), NORMALIZED_MAX)
         for k, v in zip(("x1", "y1", "x2", "y2"), values, strict=True)
@@ -262,7 +271,9 @@ def working_area(screen_size: object, crop: object = None) -> tuple[int, int, in
     left, right = round(x1 * width / 1000), round(x2 * width / 1000)
     top, bottom = round(y1 * height / 1000), round(y2 * height / 1000)
     if right <= left or bottom <= top:
-        raise ValueError(f"crop {crop!r} is an empty working area on a {width}x{height} screen")
+        raise InvalidInputError(
+            f"crop {crop!r} is an empty working area on a {width}x{height} screen"
+        )
     return left, top, right - left, bottom - top
 
 
@@ -331,14 +342,14 @@ def _pixel_crop(crop: object, screen: tuple[int, int]) -> tuple[int, int, int, i
         return 0, 0, *screen
     message = f"crop must be an (x, y, width, height) pixel rectangle inside {screen}, got {crop!r}"
     if not isinstance(crop, (list, tuple)) or len(crop) != 4:
-        raise ValueError(message)
+        raise InvalidInputError(message)
     if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) for v in crop):
-        raise ValueError(message)
+        raise InvalidInputError(message)
     x, y, width, height = (int(v) for v in crop)
     if x < 0 or y < 0 or width < 1 or height < 1:
-        raise ValueError(message)
+        raise InvalidInputError(message)
     if x + width > screen[0] or y + height > screen[1]:
-        raise ValueError(message)
+        raise InvalidInputError(message)
     return x, y, width, height
 
 
@@ -387,7 +398,7 @@ def _as_points(points: object, name: str = "points") -> np.ndarray:
     array = points if isinstance(points, np.ndarray) else np.asarray(points)
     kind = array.dtype.kind
     if array.ndim != 2 or array.shape[1] != 2 or kind not in "fiu":
-        raise ValueError(
+        raise InvalidInputError(
             f"{name}: expected a float64 or integer (N, 2) array, got {array.dtype} {array.shape}"
         )
     if kind == "f":
@@ -397,13 +408,13 @@ def _as_points(points: object, name: str = "points") -> np.ndarray:
     else:
         target = np.int64
         if array.dtype == np.uint64 and array.size and int(array.max()) > _INT64[1]:
-            raise ValueError(f"{name}: uint64 values above 2**63-1 are not coordinates")
+            raise InvalidInputError(f"{name}: uint64 values above 2**63-1 are not coordinates")
     return np.ascontiguousarray(array, dtype=target)
 
 
 def _threads(threads: int) -> int:
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
-        raise ValueError(f"threads must be an integer in 1..256, got {threads!r}")
+        raise InvalidInputError(f"threads must be an integer in 1..256, got {threads!r}")
     return threads
 
 
@@ -440,7 +451,7 @@ def _map(points: object, x_axis: tuple, y_axis: tuple, threads: int) -> np.ndarr
     out = np.empty((array.shape[0], 2), dtype=np.int32)
     row, code = _coords.map_points(array, out, x_axis, y_axis, threads)
     if row >= 0:
-        raise ValueError(f"points row {row} {array[row].tolist()} {_FAILURES[code]}")
+        raise InvalidInputError(f"points row {row} {array[row].tolist()} {_FAILURES[code]}")
     return out
 
 

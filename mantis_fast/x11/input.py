@@ -27,10 +27,16 @@ from Xlib import error as xerror
 from Xlib.ext import xtest
 from Xlib.protocol import request as xrequest
 
-from ._closing import Closing
-from ._xlib import XConnectError, XTimeoutError, abandon, open_display, wait_reply
-from .errors import MantisError
-from .xvfb import default_display
+from mantis_fast._closing import Closing
+from mantis_fast.errors import InvalidInputError, MantisError
+from mantis_fast.x11.connection import (
+    XConnectError,
+    XTimeoutError,
+    abandon,
+    display_name,
+    open_display,
+    wait_reply,
+)
 
 __all__ = ["BUTTONS", "KEY_ALIASES", "Input", "InputError", "canonical_key_name", "keysym_for_name"]
 
@@ -89,12 +95,12 @@ def canonical_key_name(name: str) -> str:
     """The X keysym name for an xdotool-style key name (``"enter"`` -> ``"Return"``, ``"f5"`` ->
     ``"F5"``); a single character stands for itself. Unknown names raise ValueError."""
     if not isinstance(name, str) or not name:
-        raise ValueError(f"key name must be a non-empty string, got {name!r}")
+        raise InvalidInputError(f"key name must be a non-empty string, got {name!r}")
     canonical = KEY_ALIASES.get(name.lower(), name)
     if len(canonical) > 1 and canonical[0] in "fF" and canonical[1:].isdigit():
         canonical = f"F{int(canonical[1:])}"
     if len(canonical) > 1 and XK.string_to_keysym(canonical) == X.NoSymbol:
-        raise ValueError(f"unknown key name {name!r}")
+        raise InvalidInputError(f"unknown key name {name!r}")
     return canonical
 
 
@@ -119,12 +125,12 @@ def _char_keysym(char: str) -> int:
 
 def _parse_combo(combo: str) -> list[str]:
     if not isinstance(combo, str) or not combo.strip():
-        raise ValueError(f"key combination must be a non-empty string, got {combo!r}")
+        raise InvalidInputError(f"key combination must be a non-empty string, got {combo!r}")
     parts = [p.strip() for p in combo.strip().split("+")]
     if combo.strip().endswith("++"):  # "ctrl++" means ctrl and the plus key
         parts = [*parts[:-2], "plus"]
     if any(not p for p in parts):
-        raise ValueError(f"malformed key combination {combo!r}")
+        raise InvalidInputError(f"malformed key combination {combo!r}")
     return parts
 
 
@@ -135,10 +141,12 @@ class Input(Closing):
         self, display: str | None = None, backend: str = "xtest", *, timeout: float = 5.0
     ) -> None:
         if backend not in ("xtest", "xdotool"):
-            raise ValueError(f"backend must be 'xtest' or 'xdotool', got {backend!r}")
+            raise InvalidInputError(f"backend must be 'xtest' or 'xdotool', got {backend!r}")
         if not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        self.display_name = display if display is not None else default_display()
+            raise InvalidInputError(
+                f"timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        self.display_name = display_name(display)
         self.backend = backend
         self.timeout = float(timeout)
         self._closed = False
@@ -215,7 +223,7 @@ class Input(Closing):
         start, end = self._point(x1, y1), self._point(x2, y2)
         steps = self._positive_int(steps, "steps")
         if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration >= 0):
-            raise ValueError(f"duration must be a finite number >= 0, got {duration!r}")
+            raise InvalidInputError(f"duration must be a finite number >= 0, got {duration!r}")
         number = self._button(button)
         path = [
             (
@@ -248,7 +256,7 @@ class Input(Closing):
         """Wheel ``notches`` clicks at (x, y): buttons 4/5 (up/down) and 6/7 (left/right)."""
         px, py = self._point(x, y)
         if direction not in SCROLL_BUTTONS:
-            raise ValueError(
+            raise InvalidInputError(
                 f"direction must be one of {sorted(SCROLL_BUTTONS)}, got {direction!r}"
             )
         number = SCROLL_BUTTONS[direction]
@@ -285,7 +293,7 @@ class Input(Closing):
     def type(self, text: str) -> None:
         """Type ``text`` character by character, including characters absent from the keymap."""
         if not isinstance(text, str):
-            raise ValueError(f"text must be a str, got {type(text).__name__}")
+            raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
         if not text:
             return
         if self.backend == "xdotool":
@@ -430,13 +438,13 @@ class Input(Closing):
     @staticmethod
     def _button(button: str) -> int:
         if button not in BUTTONS:
-            raise ValueError(f"button must be one of {sorted(BUTTONS)}, got {button!r}")
+            raise InvalidInputError(f"button must be one of {sorted(BUTTONS)}, got {button!r}")
         return BUTTONS[button]
 
     @staticmethod
     def _positive_int(value: int, name: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
         return value
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -476,7 +484,7 @@ class Input(Closing):
 def _coordinate(value: object, name: str, limit: int) -> int:
     """A pixel coordinate from an int/float, clamped to [0, limit - 1]; junk raises ValueError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        raise InvalidInputError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise InvalidInputError(f"{name} must be finite, got {value!r}")
     return min(max(round(value), 0), limit - 1)

@@ -1,6 +1,6 @@
 """The demo's target app: a real Tk window showing one red target at a time.
 
-Run as ``python -m mantis_fast.demo_target --seed N``. It covers the screen with a plain app-like
+Run as ``python -m mantis_fast.demo.app --seed N``. It covers the screen with a plain app-like
 backdrop (a title, grey panels, text), shows a red disc with a white ring at a random place, and
 prints one JSON line per event on stdout: ``ready``, ``target`` (id, centre, radius), ``hit``
 (a left click inside the disc; the target then moves) and ``miss``.

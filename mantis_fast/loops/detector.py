@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from mantis_fast._loop import DriftRing
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.loops._loop import DriftRing
 
 __all__ = [
     "ADAPTIVE_CLICK_TOL_ENV",
@@ -93,7 +94,7 @@ def _check_floor(floor: Any) -> int:
     except TypeError:
         value = -1
     if isinstance(floor, bool) or value < 0:
-        raise ValueError(f"floor must be a non-negative int, got {floor!r:.80}")
+        raise InvalidInputError(f"floor must be a non-negative int, got {floor!r:.80}")
     return value
 
 
@@ -185,7 +186,7 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
             kind = action.action_type
             params = action.params
         except AttributeError:
-            raise ValueError(
+            raise InvalidInputError(
                 "action must be a mapping with a 'type' key or an object with .action_type and "
                 f".params, got {type(action).__name__} {action!r:.80}"
             ) from None
@@ -193,15 +194,19 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
     if type(kind) is not str:
         kind = getattr(kind, "value", kind)
         if not isinstance(kind, str):
-            raise ValueError(f"action type must be a string or a string enum, got {kind!r:.80}")
+            raise InvalidInputError(
+                f"action type must be a string or a string enum, got {kind!r:.80}"
+            )
     if params is None:
         params = {}
     elif type(params) is not dict and not isinstance(params, Mapping):
-        raise ValueError(f"action params must be a mapping, got {type(params).__name__}")
+        raise InvalidInputError(f"action params must be a mapping, got {type(params).__name__}")
     if reasoning is None:
         reasoning = ""
     elif type(reasoning) is not str and not isinstance(reasoning, str):
-        raise ValueError(f"action reasoning must be a string, got {type(reasoning).__name__}")
+        raise InvalidInputError(
+            f"action reasoning must be a string, got {type(reasoning).__name__}"
+        )
     return kind.lower(), params, reasoning
 
 
@@ -209,13 +214,13 @@ def _coordinate(name: str, value: Any) -> float:
     if (type(value) is not int and type(value) is not float) and (
         isinstance(value, (bool, str, bytes)) or not isinstance(value, Real)
     ):
-        raise ValueError(f"action {name} must be a real number, got {value!r:.80}")
+        raise InvalidInputError(f"action {name} must be a real number, got {value!r:.80}")
     try:
         value = float(value)
     except OverflowError:
-        raise ValueError(f"action {name} must be finite, got {value!r:.80}") from None
+        raise InvalidInputError(f"action {name} must be finite, got {value!r:.80}") from None
     if not math.isfinite(value):
-        raise ValueError(f"action {name} must be finite, got {value}")
+        raise InvalidInputError(f"action {name} must be finite, got {value}")
     return value
 
 
@@ -232,10 +237,11 @@ _frame_hash = None
 
 
 def _hash_frame(frame: Any) -> str:
-    """Frame hash of an image via ``mantis_fast.frames.frame_hash`` (imported on first use)."""
+    """Frame hash of an image via ``mantis_fast.pixels.frames.frame_hash`` (imported on first
+    use)."""
     global _frame_hash
     if _frame_hash is None:
-        from mantis_fast.frames import frame_hash
+        from mantis_fast.pixels.frames import frame_hash
 
         _frame_hash = frame_hash
     return _frame_hash(frame)
@@ -248,7 +254,9 @@ def _check_click_tol(click_tol_px: Any) -> None:
     except OverflowError:  # an int too large for a float
         ok = False
     if not ok:
-        raise ValueError(f"click_tol_px must be a finite number >= 0, got {click_tol_px!r:.80}")
+        raise InvalidInputError(
+            f"click_tol_px must be a finite number >= 0, got {click_tol_px!r:.80}"
+        )
 
 
 def _sample(action: Any, url: Any, frame: Any) -> tuple:
@@ -274,7 +282,7 @@ def _sample(action: Any, url: Any, frame: Any) -> tuple:
     elif isinstance(frame, np.ndarray):
         frame_hash = _hash_frame(frame)
     else:
-        raise ValueError(
+        raise InvalidInputError(
             f"frame must be an image array, a hash string or None, got {type(frame).__name__}"
         )
     if type(url) is not str:
@@ -283,7 +291,7 @@ def _sample(action: Any, url: Any, frame: Any) -> tuple:
         elif isinstance(url, str):
             url = str(url)
         else:
-            raise ValueError(f"url must be a string, got {type(url).__name__} {url!r:.80}")
+            raise InvalidInputError(f"url must be a string, got {type(url).__name__} {url!r:.80}")
     # The mapping form without a "params" key already built a private params dict.
     owned = type(action) is dict and "params" not in action
     return kind, code, x, y, reasoning, (kind, params if owned else dict(params)), frame_hash, url
@@ -298,8 +306,8 @@ class LoopDetector:
 
     Per step, :meth:`record` updates run lengths incrementally, so :meth:`is_repeat_loop` and
     :meth:`is_state_loop` are O(1) and :meth:`is_drift_loop` walks the window (in C, over the
-    preallocated :class:`~mantis_fast._loop.DriftRing`) only when its samples already share one
-    spatial action type.
+    preallocated :class:`~mantis_fast.loops._loop.DriftRing`) only when its samples already share
+    one spatial action type.
     """
 
     __slots__ = (
@@ -323,9 +331,9 @@ class LoopDetector:
     def __init__(self, click_tol_px: float = 8, history: int = 32, *, adaptive: bool | None = None):
         _check_click_tol(click_tol_px)
         if isinstance(history, bool) or not isinstance(history, int) or history < 2:
-            raise ValueError(f"history must be an int >= 2, got {history!r}")
+            raise InvalidInputError(f"history must be an int >= 2, got {history!r}")
         if adaptive not in (True, False, None):
-            raise ValueError(f"adaptive must be True, False or None, got {adaptive!r}")
+            raise InvalidInputError(f"adaptive must be True, False or None, got {adaptive!r}")
         self.click_tol_px = click_tol_px
         self.history = history
         self._adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
@@ -370,7 +378,7 @@ class LoopDetector:
         """Append one step: the action taken, the page URL and the frame (image or hash string).
 
         ``frame`` is the screen the step belongs to: a precomputed hash string, an image (hashed
-        with ``mantis_fast.frames.frame_hash``), or None when unknown.
+        with ``mantis_fast.pixels.frames.frame_hash``), or None when unknown.
         """
         kind, code, x, y, reasoning, signature, frame_hash, url = _sample(action, url, frame)
 
@@ -414,13 +422,13 @@ class LoopDetector:
         if type(window) is int and 2 <= window <= self.history:
             return window
         if isinstance(window, bool):
-            raise ValueError(f"window must be an int, got {window!r}")
+            raise InvalidInputError(f"window must be an int, got {window!r}")
         try:
             window = operator.index(window)
         except TypeError:
-            raise ValueError(f"window must be an int, got {window!r:.80}") from None
+            raise InvalidInputError(f"window must be an int, got {window!r:.80}") from None
         if window < 2 or window > self.history:
-            raise ValueError(f"window must be in [2, history={self.history}], got {window}")
+            raise InvalidInputError(f"window must be in [2, history={self.history}], got {window}")
         return window
 
     def _drift(self, window: int) -> bool:

@@ -2,14 +2,14 @@
 
 ::
 
-    from mantis_fast.encode import data_url, encode_png
+    from mantis_fast.pixels.encode import data_url, encode_png
     png = encode_png(frame)                      # BGRA capture -> RGB PNG, lossless
     url = data_url(small, "jpeg", quality=85)    # "data:image/jpeg;base64,..."
 
 Inputs are uint8 arrays with contiguous pixels (row strides free): ``(H, W, 4)`` (``src_format``
 ``"BGRX"`` by default, giving an RGB image; ``"BGRA"``/``"RGBA"`` keep alpha where the format
 has it), ``(H, W, 3)`` (``"RGB"`` by default, or ``"BGR"``) or grey ``(H, W)``. The channel
-reorder runs in ``mantis_fast.image``'s kernel straight into the encoder's buffer.
+reorder runs in ``mantis_fast.pixels.image``'s kernel straight into the encoder's buffer.
 
 Why these encoders (measured on a 1280x720 screen image; see the README's benchmark table):
 
@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from mantis_fast.image import MAX_SIDE, channel_format, check_image, describe, resize
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels.image import MAX_SIDE, channel_format, check_image, describe, resize
 
 FORMATS = ("png", "jpeg", "webp")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -80,12 +81,12 @@ def _mode(img: Any, src_format: str | None, keep_alpha: bool) -> tuple[str, str 
     """Validate ``img``; return the output mode (L, RGB, RGBA) and the resolved src_format."""
     if isinstance(img, np.ndarray) and img.ndim == 2:
         if img.dtype != np.uint8 or img.strides[1] != 1 or 0 in img.shape:
-            raise ValueError(
+            raise InvalidInputError(
                 f"expected uint8 (H, W) grey with contiguous pixels, got {describe(img)} "
                 f"with strides {img.strides!r}"
             )
         if src_format is not None:
-            raise ValueError(f"src_format {src_format!r} given for a grey (H, W) image")
+            raise InvalidInputError(f"src_format {src_format!r} given for a grey (H, W) image")
         height, width = img.shape
         mode = "L"
     else:
@@ -93,7 +94,7 @@ def _mode(img: Any, src_format: str | None, keep_alpha: bool) -> tuple[str, str 
         src_format = channel_format(src_format, channels)
         mode = "RGBA" if keep_alpha and "A" in src_format else "RGB"
     if width > MAX_SIDE or height > MAX_SIDE:
-        raise ValueError(f"images up to {MAX_SIDE} pixels a side, got {width}x{height}")
+        raise InvalidInputError(f"images up to {MAX_SIDE} pixels a side, got {width}x{height}")
     return mode, src_format
 
 
@@ -120,7 +121,7 @@ def _chunk(kind: bytes, data: Any, crc32: Callable[[Any], int]) -> bytes:
 
 def _check_level(value: Any, what: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or not low <= value <= high:
-        raise ValueError(f"{what} must be an integer in {low}..{high}, got {value!r}")
+        raise InvalidInputError(f"{what} must be an integer in {low}..{high}, got {value!r}")
     return int(value)
 
 
@@ -136,7 +137,7 @@ def encode_png(
     level = _check_level(level, "level", 0, 9)
     name = PNG_DEFLATE if deflate is None else deflate
     if name not in DEFLATERS:
-        raise ValueError(f"deflate must be one of {', '.join(DEFLATERS)}, got {deflate!r}")
+        raise InvalidInputError(f"deflate must be one of {', '.join(DEFLATERS)}, got {deflate!r}")
     compress, crc32 = DEFLATERS[name]
     height, width = img.shape[:2]
     channels = len(mode)
@@ -185,7 +186,7 @@ def encode_webp(
     quality = _check_level(quality, "quality", 0, 100)
     method = _check_level(method, "method", 0, 6)
     if not isinstance(lossless, bool):
-        raise ValueError(f"lossless must be True or False, got {lossless!r}")
+        raise InvalidInputError(f"lossless must be True or False, got {lossless!r}")
     if mode == "L":  # WebP has no grey mode: send grey as RGB
         mode = "RGB"
         img = np.repeat(img[:, :, None], 3, axis=2)
@@ -210,7 +211,7 @@ def encode(img: np.ndarray, fmt: str = "png", **options: Any) -> bytes:
         return encode_jpeg(img, **options)
     if fmt == "webp":
         return encode_webp(img, **options)
-    raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
 
 
 def data_url(img: np.ndarray, fmt: str = "png", **options: Any) -> str:

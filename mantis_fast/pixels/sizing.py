@@ -1,13 +1,13 @@
 """Sizing policies: how big the image a vision-language model sees should be.
 
 Each function takes the size of the (cropped) source and returns the target size, ready for
-``mantis_fast.image.resize(src, size)``. Sizes are ``(width, height)`` everywhere except
+``mantis_fast.pixels.image.resize(src, size)``. Sizes are ``(width, height)`` everywhere except
 ``smart_resize``, which keeps Qwen's ``(height, width)`` argument and result order so code
 written against Qwen's helper can call it unchanged.
 
 Mapping the model's answer back is not done here: a point the model gives in the resized
-image's pixels goes back to display pixels with ``mantis_fast.coords.scale_brain_to_display(x,
-y, brain_size, display_size)`` (``round(x * display_w / brain_w)``, half to even), where
+image's pixels goes back to display pixels with ``mantis_fast.scale_brain_to_display(x, y,
+brain_size, display_size)`` (``round(x * display_w / brain_w)``, half to even), where
 ``brain_size`` is the size returned by these functions and ``display_size`` the real screen
 (or crop) size. Keep that pair next to each image you send.
 
@@ -36,6 +36,8 @@ from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
 
+from mantis_fast.errors import InvalidInputError
+
 QWEN2_VL_FACTOR = 28
 QWEN3_VL_FACTOR = 32
 QWEN_MIN_PIXELS = 4 * 28 * 28
@@ -47,13 +49,13 @@ ANTHROPIC_ASPECT_TOLERANCE = 0.02
 
 def _positive_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+        raise InvalidInputError(f"{what} must be a positive integer, got {value!r}")
     return int(value)
 
 
 def _size(size: Any, what: str = "source size") -> tuple[int, int]:
     if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise ValueError(f"{what} must be (width, height), got {size!r}")
+        raise InvalidInputError(f"{what} must be (width, height), got {size!r}")
     return _positive_int(size[0], f"{what} width"), _positive_int(size[1], f"{what} height")
 
 
@@ -69,7 +71,7 @@ def scale_percent_size(source_size: tuple[int, int], percent: float) -> tuple[in
     """
     width, height = _size(source_size)
     if isinstance(percent, bool) or not isinstance(percent, Real) or not math.isfinite(percent):
-        raise ValueError(f"percent must be a finite number, got {percent!r}")
+        raise InvalidInputError(f"percent must be a finite number, got {percent!r}")
     if percent <= 0 or percent == 100:
         return width, height
     scale = Fraction(percent) / 100
@@ -97,10 +99,12 @@ def smart_resize(
     min_pixels = _positive_int(min_pixels, "min_pixels")
     max_pixels = _positive_int(max_pixels, "max_pixels")
     if min_pixels > max_pixels:
-        raise ValueError(f"min_pixels {min_pixels} is more than max_pixels {max_pixels}")
+        raise InvalidInputError(f"min_pixels {min_pixels} is more than max_pixels {max_pixels}")
     ratio = max(height, width) / min(height, width)
     if ratio > QWEN_MAX_RATIO:
-        raise ValueError(f"absolute aspect ratio must be at most {QWEN_MAX_RATIO}, got {ratio}")
+        raise InvalidInputError(
+            f"absolute aspect ratio must be at most {QWEN_MAX_RATIO}, got {ratio}"
+        )
     h_bar = max(factor, round(height / factor) * factor)
     w_bar = max(factor, round(width / factor) * factor)
     if h_bar * w_bar > max_pixels:

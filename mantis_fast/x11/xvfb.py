@@ -16,9 +16,9 @@ import threading
 import time
 from types import TracebackType
 
-from .errors import XvfbError
+from mantis_fast.errors import InvalidInputError, XvfbError
 
-__all__ = ["Xvfb", "XvfbError", "default_display"]
+__all__ = ["Xvfb", "XvfbError", "embedded_display"]
 
 MAX_SIDE = 32767  # X11 coordinates are signed 16-bit
 
@@ -40,7 +40,7 @@ class Xvfb:
     ) -> None:
         width, height = _check_size(size)
         if depth not in (16, 24, 32):
-            raise ValueError(f"depth must be 16, 24 or 32, got {depth!r}")
+            raise InvalidInputError(f"depth must be 16, 24 or 32, got {depth!r}")
         self.size = (width, height)
         self.depth = depth
         self.extra_args = tuple(extra_args)
@@ -173,29 +173,29 @@ def _check_size(size: object) -> tuple[int, int]:
         width, height = size  # type: ignore[misc]
         width, height = int(width), int(height)
     except (TypeError, ValueError):
-        raise ValueError(f"size must be a (width, height) pair of integers, got {size!r}") from None
+        raise InvalidInputError(
+            f"size must be a (width, height) pair of integers, got {size!r}"
+        ) from None
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise ValueError(f"size must be within 1..{MAX_SIDE} on both sides, got {size!r}")
+        raise InvalidInputError(f"size must be within 1..{MAX_SIDE} on both sides, got {size!r}")
     return width, height
 
 
-_default_server: Xvfb | None = None
-_default_lock = threading.Lock()
+_embedded: Xvfb | None = None
+_embedded_lock = threading.Lock()
 
 
-def default_display() -> str:
-    """``$DISPLAY`` when set; otherwise start (once per process) the embedded default Xvfb.
+def embedded_display() -> str:
+    """The display of this process's embedded 1920x1080x24 Xvfb, started on first use and
+    stopped when the interpreter exits.
 
-    The embedded server is 1920x1080x24, exported as ``$DISPLAY`` so that child processes (the
-    app under test, xdotool) see the same screen, and stopped when the interpreter exits.
+    For applications that promise a private desktop (the CLI, the demo, the Gym env): the
+    library itself never calls this. ``$DISPLAY`` is left alone; pass the name on.
     """
-    global _default_server
-    with _default_lock:
-        current = os.environ.get("DISPLAY")
-        if current:
-            return current
-        if _default_server is None or not _default_server.running:
-            _default_server = Xvfb(size=(1920, 1080), depth=24).start()
-            atexit.register(_default_server.stop)
-        os.environ["DISPLAY"] = _default_server.display
-        return _default_server.display
+    global _embedded
+    with _embedded_lock:
+        if _embedded is None or not _embedded.running:
+            _embedded = Xvfb(size=(1920, 1080), depth=24).start()
+            atexit.register(_embedded.stop)
+        assert _embedded.display is not None
+        return _embedded.display

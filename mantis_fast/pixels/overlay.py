@@ -2,9 +2,9 @@
 
 Source document 004 draws these on a browser canvas and posts the PNG back; here they are
 alpha-blended straight into the frame, in place, in one pass without the GIL
-(``mantis_fast._overlay``)::
+(``mantis_fast.pixels._overlay``)::
 
-    from mantis_fast.overlay import Trail, UIConfig, annotate
+    from mantis_fast.pixels.overlay import Trail, UIConfig, annotate
     ui = UIConfig.from_dict(config["UI_CONFIG"])      # or UIConfig() for the defaults
     trail = Trail.from_ui_config(ui)                  # one per run
     annotate(frame, reply["actions"], bboxes=reply["bboxes"], ui_config=ui, trail=trail,
@@ -38,12 +38,12 @@ Contract:
 - Coordinates are pixel centres: (0, 0) is the centre of the top-left pixel; a box
   (x1, y1, x2, y2) spans pixels x1..x2 and y1..y2 inclusive. ``coords="normalized"`` takes
   004's 0..1000 in the frame instead (clamped): ``p = n * (size - 1) / 1000``, so 0 and 1000
-  are the first and last pixel, as in ``mantis_fast.coords``. Points off the frame are
+  are the first and last pixel, as in ``mantis_fast.geometry.coords``. Points off the frame are
   clipped, not refused.
 - Blending is straight-alpha "over": ``out = floor(dst + (colour - dst) * alpha + 0.5)`` per
   colour byte, gradients interpolated in straight RGBA between stops as a canvas gradient
   does; bytes equal that formula in float64 except within ~1e-3 of a rounding tie (1 LSB).
-  Edge coverage and the kernel's two precision paths: ``mantis_fast._overlay``.
+  Edge coverage and the kernel's two precision paths: ``mantis_fast.pixels._overlay``.
 - ``threads`` defaults to 1: a turn's overlays take a millisecond or two on one core, and a
   team of threads must all reach the last row before the call returns; when another process
   holds a core (Xvfb, the model client) that join waits for the scheduler, often longer than
@@ -67,7 +67,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mantis_fast import _overlay
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels import _overlay
 
 __all__ = [
     "DEFAULT_UI_CONFIG",
@@ -135,7 +136,7 @@ def parse_colour(value: Any, what: str = "colour") -> tuple[float, float, float,
     if numbers is None or not (
         all(0.0 <= v <= 255.0 for v in numbers[:3]) and 0.0 <= numbers[3] <= 1.0
     ):
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: expected a colour 'rgba(r,g,b,a)' with r, g, b in 0..255 and a in 0..1 "
             f"(or 'rgb(...)', '#rrggbb[aa]', a 3/4-tuple), got {_text(value)}"
         )
@@ -160,16 +161,16 @@ def parse_stops(value: Any, what: str = "stops") -> tuple[GradientStop, ...]:
     """004's ``[[pos, rgba-string], ...]`` -> stops sorted by position (stably, as a canvas
     sorts them; positions kept to 9 decimals)."""
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not value:
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: expected a non-empty list of [position, colour], got {_text(value)}"
         )
     stops = []
     for i, stop in enumerate(value):
         if not isinstance(stop, (list, tuple)) or len(stop) not in (2, 5):
-            raise ValueError(f"{what}[{i}]: expected [position, colour], got {_text(stop)}")
+            raise InvalidInputError(f"{what}[{i}]: expected [position, colour], got {_text(stop)}")
         position, colour = stop[0], (stop[1] if len(stop) == 2 else stop[1:])
         if not (_is_number(position) and 0.0 <= float(position) <= 1.0):
-            raise ValueError(
+            raise InvalidInputError(
                 f"{what}[{i}]: position must be a number in 0..1, got {_text(position)}"
             )
         colour = parse_colour(colour, f"{what}[{i}] colour")
@@ -200,13 +201,13 @@ def _number(
         bounds = f"{'>' if low_open else '>='} {low:g}" + (
             f" and <= {high:g}" if high < math.inf else ""
         )
-        raise ValueError(f"{what}: expected {kind} {bounds}, got {_text(value)}")
+        raise InvalidInputError(f"{what}: expected {kind} {bounds}, got {_text(value)}")
     return int(value) if integer else float(value)
 
 
 def _flag(value: Any, what: str) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"{what}: expected true or false, got {_text(value)}")
+        raise InvalidInputError(f"{what}: expected true or false, got {_text(value)}")
     return value
 
 
@@ -278,11 +279,11 @@ def _section(cls: type, value: Any, key: str) -> Any:
     if isinstance(value, cls):
         return value
     if not isinstance(value, Mapping):
-        raise ValueError(f"UI_CONFIG.{key}: expected a table, got {_text(value)}")
+        raise InvalidInputError(f"UI_CONFIG.{key}: expected a table, got {_text(value)}")
     known = [name for name in cls.__dataclass_fields__ if name != "table"]
     unknown = sorted(set(value) - set(known), key=str)
     if unknown:
-        raise ValueError(f"UI_CONFIG.{key}: unknown key {unknown[0]!r}; known: {known}")
+        raise InvalidInputError(f"UI_CONFIG.{key}: unknown key {unknown[0]!r}; known: {known}")
     return cls(**value)
 
 
@@ -305,11 +306,11 @@ class UIConfig:
         if isinstance(value, UIConfig):
             return value
         if not isinstance(value, Mapping):
-            raise ValueError(f"UI_CONFIG: expected a table, got {_text(value)}")
+            raise InvalidInputError(f"UI_CONFIG: expected a table, got {_text(value)}")
         known = ("executed_heat", "bbox_heat")
         unknown = sorted(set(value) - set(known), key=str)
         if unknown:
-            raise ValueError(f"UI_CONFIG: unknown key {unknown[0]!r}; known: {list(known)}")
+            raise InvalidInputError(f"UI_CONFIG: unknown key {unknown[0]!r}; known: {list(known)}")
         return cls(**{k: value[k] for k in known if k in value})
 
     def to_dict(self) -> dict[str, Any]:
@@ -348,18 +349,20 @@ def _check_image(image: Any, channel_order: Any, what: str = "image") -> bool:
     ok = isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.ndim == 3
     if not ok or image.shape[2] not in (3, 4):
         got = f"{image.dtype} {image.shape}" if isinstance(image, np.ndarray) else _text(image)
-        raise ValueError(f"{what}: expected uint8 (H, W, 3) RGB or (H, W, 4) BGRX, got {got}")
+        raise InvalidInputError(
+            f"{what}: expected uint8 (H, W, 3) RGB or (H, W, 4) BGRX, got {got}"
+        )
     channels = image.shape[2]
     if image.strides[2] != 1 or image.strides[1] != channels:
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: image must have C-contiguous pixels, "
             f"but strides are {image.strides!r} for shape {image.shape!r}"
         )
     if not image.flags.writeable:
-        raise ValueError(f"{what}: overlays draw in place, but the array is read-only")
+        raise InvalidInputError(f"{what}: overlays draw in place, but the array is read-only")
     order = CHANNEL_ORDERS[channels][0] if channel_order is None else channel_order
     if not isinstance(order, str) or order.upper() not in CHANNEL_ORDERS[channels]:
-        raise ValueError(
+        raise InvalidInputError(
             f"channel_order for a {channels}-channel image must be one of "
             f"{', '.join(CHANNEL_ORDERS[channels])}, got {_text(order)}"
         )
@@ -368,7 +371,7 @@ def _check_image(image: Any, channel_order: Any, what: str = "image") -> bool:
 
 def _coord(value: Any, what: str) -> float:
     if not (_is_number(value) and math.isfinite(value) and abs(value) <= COORD_LIMIT):
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: expected a finite number within +-{COORD_LIMIT:g}, got {_text(value)}"
         )
     return float(value)
@@ -491,7 +494,7 @@ def draw_bbox_heat(
         _coord(v, n) for v, n in zip((x1, y1, x2, y2), ("x1", "y1", "x2", "y2"), strict=True)
     )
     if box[2] < box[0] or box[3] < box[1]:
-        raise ValueError(f"bbox: expected x1 <= x2 and y1 <= y2, got {box}")
+        raise InvalidInputError(f"bbox: expected x1 <= x2 and y1 <= y2, got {box}")
     defaults = _default_ui().bbox_heat
     fill = defaults.table if fill_stops is None else _stops_table(parse_stops(fill_stops))
     colour = defaults.border if border is None else parse_colour(border, "border")
@@ -526,7 +529,7 @@ def _field(item: Any, keys: tuple[str, ...]) -> Any:
 
 def _sequence(value: Any, what: str) -> list[Any]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise ValueError(f"{what}: expected a list, got {_text(value)}")
+        raise InvalidInputError(f"{what}: expected a list, got {_text(value)}")
     return list(value)
 
 
@@ -539,7 +542,7 @@ def _marks(actions: Any) -> tuple[Mark, ...]:
     for i, action in enumerate(_sequence(actions, "actions")):
         name = _field(action, ("name", "type"))
         if not isinstance(name, str) or name.lower() not in ACTION_NAMES:
-            raise ValueError(
+            raise InvalidInputError(
                 f"actions[{i}].name: expected one of {', '.join(ACTION_NAMES)}, got {_text(name)}"
             )
         name = name.lower()
@@ -556,7 +559,7 @@ def _marks(actions: Any) -> tuple[Mark, ...]:
 
 def _check_coords(coords: Any) -> str:
     if coords not in ("pixels", "normalized"):
-        raise ValueError(f"coords: expected 'pixels' or 'normalized', got {_text(coords)}")
+        raise InvalidInputError(f"coords: expected 'pixels' or 'normalized', got {_text(coords)}")
     return coords
 
 
@@ -718,7 +721,7 @@ def annotate(
     if out is not None:
         _check_image(out, channel_order, "out")
         if out.shape != image.shape:
-            raise ValueError(f"out: expected shape {image.shape}, got {out.shape}")
+            raise InvalidInputError(f"out: expected shape {image.shape}, got {out.shape}")
         np.copyto(out, image)
         target = out
     ui = _default_ui() if ui_config is None else UIConfig.from_dict(ui_config)

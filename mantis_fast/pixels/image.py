@@ -1,9 +1,9 @@
 """Crop, resize and colour-convert a captured frame into the image a vision-language model sees.
 
-One call, one pass over the pixels (``mantis_fast._resize``, no GIL, OpenMP threads when built
-with them)::
+One call, one pass over the pixels (kernel ``_resize``, no GIL, OpenMP threads when built with
+them)::
 
-    from mantis_fast.image import resize
+    from mantis_fast.pixels.image import resize
     rgb = resize(frame, (1280, 720))                      # BGRA capture -> RGB, exact area
     rgb = resize(frame, (640, 360), crop=(0, 0, 960, 540))  # top-left quarter
     resize(frame, (1280, 720), out=buffer)                # no allocation in a hot loop
@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from mantis_fast import _resize
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels import _resize
 
 MAX_SIDE = 16384
 METHODS = ("area", "bilinear", "nearest")
@@ -69,14 +70,14 @@ def check_image(src: Any, what: str = "src") -> tuple[int, int, int]:
         or src.ndim != 3
         or src.shape[2] not in (3, 4)
     ):
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: expected uint8 (H, W, 4) BGRA or (H, W, 3) RGB, got {describe(src)}"
         )
     height, width, channels = src.shape
     if height < 1 or width < 1:
-        raise ValueError(f"{what}: image is empty, shape {src.shape}")
+        raise InvalidInputError(f"{what}: image is empty, shape {src.shape}")
     if src.strides[2] != 1 or src.strides[1] != channels:
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: image must have C-contiguous pixels, "
             f"but strides are {src.strides!r} for shape {src.shape!r}"
         )
@@ -88,7 +89,7 @@ def channel_format(fmt: Any, channels: int, what: str = "src_format") -> str:
     if fmt is None:
         return DEFAULT_SRC_FORMAT[channels]
     if not isinstance(fmt, str) or fmt.upper() not in SRC_FORMATS[channels]:
-        raise ValueError(
+        raise InvalidInputError(
             f"{what} for a {channels}-channel image must be one of "
             f"{', '.join(SRC_FORMATS[channels])}, got {fmt!r}"
         )
@@ -97,33 +98,33 @@ def channel_format(fmt: Any, channels: int, what: str = "src_format") -> str:
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{what} must be an integer, got {describe(value)}")
+        raise InvalidInputError(f"{what} must be an integer, got {describe(value)}")
     return int(value)
 
 
 def _size(size: Any) -> tuple[int, int]:
     if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise ValueError(f"size must be (width, height), got {describe(size)}")
+        raise InvalidInputError(f"size must be (width, height), got {describe(size)}")
     width, height = (_int(v, "size") for v in size)
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise ValueError(f"size (width, height) must be within 1..{MAX_SIDE}, got {size!r}")
+        raise InvalidInputError(f"size (width, height) must be within 1..{MAX_SIDE}, got {size!r}")
     return width, height
 
 
 def _crop(crop: Any, width: int, height: int) -> tuple[int, int, int, int]:
     if crop is None:
         if width > MAX_SIDE or height > MAX_SIDE:
-            raise ValueError(
+            raise InvalidInputError(
                 f"source {width}x{height} exceeds {MAX_SIDE} pixels a side: pass a crop"
             )
         return 0, 0, width, height
     if not isinstance(crop, (tuple, list)) or len(crop) != 4:
-        raise ValueError(f"crop must be (x, y, width, height), got {describe(crop)}")
+        raise InvalidInputError(f"crop must be (x, y, width, height), got {describe(crop)}")
     x, y, w, h = (_int(v, "crop") for v in crop)
     if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
-        raise ValueError(f"crop width and height must be within 1..{MAX_SIDE}, got {crop!r}")
+        raise InvalidInputError(f"crop width and height must be within 1..{MAX_SIDE}, got {crop!r}")
     if x < 0 or y < 0 or x + w > width or y + h > height:
-        raise ValueError(f"crop {crop!r} is outside the {width}x{height} source")
+        raise InvalidInputError(f"crop {crop!r} is outside the {width}x{height} source")
     return x, y, w, h
 
 
@@ -164,7 +165,7 @@ def _threads(threads: Any) -> int:
         return 1
     count = _int(threads, "threads")
     if count < 1:
-        raise ValueError(f"threads must be >= 1, got {threads!r}")
+        raise InvalidInputError(f"threads must be >= 1, got {threads!r}")
     return count
 
 
@@ -172,18 +173,20 @@ def _check_out(out: Any, src: np.ndarray, width: int, height: int, out_format: s
     channels = len(out_format)
     shape = (height, width) if channels == 1 else (height, width, channels)
     if not isinstance(out, np.ndarray) or out.dtype != np.uint8 or out.shape != shape:
-        raise ValueError(f"out for {out_format} must be uint8 {shape}, got {describe(out)}")
+        raise InvalidInputError(f"out for {out_format} must be uint8 {shape}, got {describe(out)}")
     if not out.flags.writeable:
-        raise ValueError("out is read-only")
+        raise InvalidInputError("out is read-only")
     if out.strides[-1] != 1 or (channels > 1 and out.strides[1] != channels):
-        raise ValueError(
+        raise InvalidInputError(
             f"out must have C-contiguous pixels, "
             f"but strides are {out.strides!r} for shape {out.shape!r}"
         )
     if height > 1 and abs(out.strides[0]) < width * channels:
-        raise ValueError(f"out rows overlap: row stride {out.strides[0]} for shape {out.shape!r}")
+        raise InvalidInputError(
+            f"out rows overlap: row stride {out.strides[0]} for shape {out.shape!r}"
+        )
     if np.may_share_memory(out, src):
-        raise ValueError("out must not share memory with src")
+        raise InvalidInputError("out must not share memory with src")
     return out
 
 
@@ -209,9 +212,11 @@ def resize(
     out_w, out_h = _size(size)
     x, y, crop_w, crop_h = _crop(crop, width, height)
     if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        raise InvalidInputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if out_format not in OUT_FORMATS:
-        raise ValueError(f"out_format must be one of {', '.join(OUT_FORMATS)}, got {out_format!r}")
+        raise InvalidInputError(
+            f"out_format must be one of {', '.join(OUT_FORMATS)}, got {out_format!r}"
+        )
     if out is None:
         shape = (out_h, out_w) if out_format == "L" else (out_h, out_w, len(out_format))
         out = np.empty(shape, np.uint8)

@@ -1,6 +1,6 @@
 """``make demo``: the whole perception-action loop, on its own Xvfb, with nothing to configure.
 
-A real Tk app (``mantis_fast.demo_target``) shows red targets at random places on a 1920x1080
+A real Tk app (``mantis_fast.demo.app``) shows red targets at random places on a 1920x1080
 screen. ``GymRunner`` drives a built-in local brain that sees only the *resized* image (1280x720
 by default), finds the target in it, annotates and encodes its view as a model client would, and
 clicks in its own image coordinates; the env maps them back to the display by source document
@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from .encode import encode_png
-from .gym import Action, ActionType, GymRunner, XdotoolGymEnv
-from .image import resize
-from .overlay import Trail, annotate
+from mantis_fast.errors import AppError, InvalidInputError
+from mantis_fast.gym import Action, ActionType, GymRunner, XdotoolGymEnv
+from mantis_fast.pixels.encode import encode_png
+from mantis_fast.pixels.image import resize
+from mantis_fast.pixels.overlay import Trail, annotate
 
 __all__ = ["TargetBrain", "run_demo"]
 
@@ -107,7 +108,7 @@ class _App:
         import os
 
         env = {**os.environ, "DISPLAY": display}
-        argv = [sys.executable, "-m", "mantis_fast.demo_target", "--seed", str(seed)]
+        argv = [sys.executable, "-m", "mantis_fast.demo.app", "--seed", str(seed)]
         self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -122,7 +123,7 @@ class _App:
             except queue.Empty:
                 break
         self.close()
-        raise RuntimeError("the demo target app did not start within 20 s")
+        raise AppError("the demo target app did not start within 20 s")
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -161,7 +162,7 @@ def run_demo(
 ) -> int:
     """Run the demo; returns the process exit status (0 only when every target was hit)."""
     if not (isinstance(targets, int) and targets >= 1):
-        raise ValueError(f"targets must be an integer >= 1, got {targets!r}")
+        raise InvalidInputError(f"targets must be an integer >= 1, got {targets!r}")
     run_dir = _next_run_dir(Path(out))
     print(f"mantis_fast demo: {targets} targets on a private {SCREEN[0]}x{SCREEN[1]} Xvfb, "
           f"brain sees {brain_size[0]}x{brain_size[1]}")  # fmt: skip

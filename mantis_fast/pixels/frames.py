@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from mantis_fast import _diff
-from mantis_fast.image import channel_format, describe
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels import _diff
+from mantis_fast.pixels.image import channel_format, describe
 
 HASH_COLUMNS = 9
 HASH_ROWS = 8
@@ -48,19 +49,19 @@ def _check_frame(img: Any, what: str) -> np.ndarray:
         or img.ndim not in (2, 3)
         or (img.ndim == 3 and img.shape[2] not in (3, 4))
     ):
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: expected uint8 (H, W, 4) BGRA, (H, W, 3) or (H, W) grey, got {describe(img)}"
         )
     if img.shape[0] < 1 or img.shape[1] < 1:
-        raise ValueError(f"{what}: frame is empty, shape {img.shape}")
+        raise InvalidInputError(f"{what}: frame is empty, shape {img.shape}")
     channels = 1 if img.ndim == 2 else img.shape[2]
     if img.strides[-1] != 1 or (img.ndim == 3 and img.strides[1] != channels):
-        raise ValueError(
+        raise InvalidInputError(
             f"{what}: frame must have C-contiguous pixels, "
             f"but strides are {img.strides!r} for shape {img.shape!r}"
         )
     if img.shape[0] > _MAX_ROWS:
-        raise ValueError(f"{what}: {img.shape[0]} rows is more than {_MAX_ROWS}")
+        raise InvalidInputError(f"{what}: {img.shape[0]} rows is more than {_MAX_ROWS}")
     return img.reshape(img.shape[0], img.shape[1] * channels)
 
 
@@ -126,6 +127,6 @@ def changed_bbox(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int] | No
     rows_a = _check_frame(a, "a")
     rows_b = _check_frame(b, "b")
     if a.shape != b.shape:
-        raise ValueError(f"frames differ in shape: a is {a.shape}, b is {b.shape}")
+        raise InvalidInputError(f"frames differ in shape: a is {a.shape}, b is {b.shape}")
     channels = 1 if a.ndim == 2 else a.shape[2]
     return _diff.changed_bbox(rows_a, rows_b, channels)

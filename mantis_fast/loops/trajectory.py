@@ -7,7 +7,7 @@ milliseconds and get the same verdicts its live loop would have given.
 The arrays are integer-coded:
 
 * ``kind`` — drift kind per step: 0 for actions that cannot drift, ``1..len(DRIFT_KINDS)`` for
-  :data:`~mantis_fast.loop_detector.DRIFT_KINDS` in order (or the action type names themselves).
+  :data:`~mantis_fast.loops.detector.DRIFT_KINDS` in order (or the action type names themselves).
 * ``action_id`` — equal ids on consecutive steps mean identical actions (type and params).
 * ``state`` — equal codes on consecutive steps mean the same (frame hash, URL); a negative code
   means no frame was seen at that step, which never forms a state loop.
@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from mantis_fast import _loop
-from mantis_fast.loop_detector import (
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.loops import _loop
+from mantis_fast.loops.detector import (
     _DRIFT_CODE,
     DRIFT_KINDS,
     _check_click_tol,
@@ -46,13 +47,13 @@ __all__ = [
 
 def _check_window(window: Any) -> int:
     if isinstance(window, bool):
-        raise ValueError(f"window must be an int >= 2, got {window!r}")
+        raise InvalidInputError(f"window must be an int >= 2, got {window!r}")
     try:
         window = operator.index(window)
     except TypeError:
-        raise ValueError(f"window must be an int >= 2, got {window!r:.80}") from None
+        raise InvalidInputError(f"window must be an int >= 2, got {window!r:.80}") from None
     if window < 2:
-        raise ValueError(f"window must be an int >= 2, got {window}")
+        raise InvalidInputError(f"window must be an int >= 2, got {window}")
     return window
 
 
@@ -60,18 +61,18 @@ def _array_1d(name: str, values: Any) -> np.ndarray:
     try:
         arr = np.asarray(values)
     except (ValueError, TypeError) as exc:
-        raise ValueError(
+        raise InvalidInputError(
             f"{name} must be a 1-D array, got {type(values).__name__}: {exc}"
         ) from None
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape} ({arr.dtype})")
+        raise InvalidInputError(f"{name} must be a 1-D array, got shape {arr.shape} ({arr.dtype})")
     return arr
 
 
 def _finite_float64(name: str, values: Any) -> np.ndarray:
     arr = _array_1d(name, values)
     if arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+        raise InvalidInputError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     # A finite sum proves every value finite (NaN and inf propagate); only then is it cheap.
     with np.errstate(all="ignore"):  # overflow of huge finite values only sends us the slow way
@@ -80,7 +81,7 @@ def _finite_float64(name: str, values: Any) -> np.ndarray:
         bad = ~np.isfinite(arr)
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"{name} must be finite, got {arr[i]} at index {i}")
+            raise InvalidInputError(f"{name} must be finite, got {arr[i]} at index {i}")
     return arr
 
 
@@ -89,7 +90,7 @@ def _int64_codes(name: str, values: Any) -> np.ndarray:
     if arr.size == 0:  # np.asarray([]) is float64: an empty list is still an empty trajectory
         return np.empty(0, dtype=np.int64)
     if arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must hold integer codes, got dtype {arr.dtype}")
+        raise InvalidInputError(f"{name} must hold integer codes, got dtype {arr.dtype}")
     # uint64 -> int64 wraps, which keeps equal codes equal and distinct codes distinct.
     return np.ascontiguousarray(arr.astype(np.int64, copy=False))
 
@@ -98,7 +99,7 @@ def _same_length(**arrays: np.ndarray) -> int:
     lengths = {name: len(arr) for name, arr in arrays.items()}
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{name}={n}" for name, n in lengths.items())
-        raise ValueError(f"arrays must have the same length, got {shown}")
+        raise InvalidInputError(f"arrays must have the same length, got {shown}")
     return next(iter(lengths.values()))
 
 
@@ -115,7 +116,7 @@ def encode_drift_kinds(kinds: Any) -> np.ndarray:
         if arr.min() < 0 or arr.max() > len(DRIFT_KINDS):
             bad = (arr < 0) | (arr > len(DRIFT_KINDS))
             i = int(np.argmax(bad))
-            raise ValueError(
+            raise InvalidInputError(
                 f"kind: unknown action kind code {arr[i]} at index {i}; expected 0 (cannot drift) "
                 f"or 1..{len(DRIFT_KINDS)} for {', '.join(DRIFT_KINDS)}"
             )
@@ -124,10 +125,14 @@ def encode_drift_kinds(kinds: Any) -> np.ndarray:
         codes = np.empty(len(arr), dtype=np.int8)
         for i, name in enumerate(arr.tolist()):
             if not isinstance(name, str):
-                raise ValueError(f"kind: expected action type names, got {name!r:.80} at index {i}")
+                raise InvalidInputError(
+                    f"kind: expected action type names, got {name!r:.80} at index {i}"
+                )
             codes[i] = _DRIFT_CODE.get(name.lower(), 0)
         return codes
-    raise ValueError(f"kind must hold integer codes or action type names, got dtype {arr.dtype}")
+    raise InvalidInputError(
+        f"kind must hold integer codes or action type names, got dtype {arr.dtype}"
+    )
 
 
 def _tolerances(tol: Any, n: int) -> np.ndarray:
@@ -135,16 +140,18 @@ def _tolerances(tol: Any, n: int) -> np.ndarray:
     try:
         arr = np.asarray(tol)
     except (ValueError, TypeError) as exc:
-        raise ValueError(
+        raise InvalidInputError(
             f"tol must be a number or a 1-D array, got {type(tol).__name__}: {exc}"
         ) from None
     scalar = arr.ndim == 0
     arr = _finite_float64("tol", arr.reshape(1) if scalar else arr)
     if not scalar and len(arr) != n:
-        raise ValueError(f"tol must be a scalar or hold one value per step ({n}), got {len(arr)}")
+        raise InvalidInputError(
+            f"tol must be a scalar or hold one value per step ({n}), got {len(arr)}"
+        )
     if len(arr) and arr.min() < 0:
         i = int(np.argmax(arr < 0))
-        raise ValueError(f"tol must be >= 0, got {arr[i]} at index {i}")
+        raise InvalidInputError(f"tol must be >= 0, got {arr[i]} at index {i}")
     return np.broadcast_to(arr, (n,)) if scalar else arr
 
 
@@ -156,7 +163,7 @@ def _bool_mask(name: str, values: Any, n: int) -> np.ndarray:
         return np.ascontiguousarray(arr, dtype=np.uint8)
     if arr.dtype.kind in "iu" and ((arr == 0) | (arr == 1)).all():
         return np.ascontiguousarray(arr, dtype=np.uint8)
-    raise ValueError(f"{name} must be a boolean mask, got dtype {arr.dtype}")
+    raise InvalidInputError(f"{name} must be a boolean mask, got dtype {arr.dtype}")
 
 
 def drift_loop_flags(x: Any, y: Any, kind: Any, tol: Any, window: int) -> np.ndarray:
@@ -257,7 +264,7 @@ class Trajectory:
         click_tol_px: float = 8,
         adaptive: bool | None = None,
     ) -> Trajectory:
-        """Encode actions (any form :func:`~mantis_fast.loop_detector.normalize_action` takes).
+        """Encode actions (any form :func:`~mantis_fast.loops.detector.normalize_action` takes).
 
         ``urls`` and ``frames`` (hash strings, images or None) go step by step with the actions;
         ``click_tol_px`` and ``adaptive`` mean what they mean for ``LoopDetector``.
@@ -267,13 +274,13 @@ class Trajectory:
         urls = [""] * n if urls is None else list(urls)
         frames = [None] * n if frames is None else list(frames)
         if len(urls) != n or len(frames) != n:
-            raise ValueError(
+            raise InvalidInputError(
                 f"arrays must have the same length, got actions={n}, urls={len(urls)}, "
                 f"frames={len(frames)}"
             )
         _check_click_tol(click_tol_px)
         if adaptive not in (True, False, None):
-            raise ValueError(f"adaptive must be True, False or None, got {adaptive!r}")
+            raise InvalidInputError(f"adaptive must be True, False or None, got {adaptive!r}")
         adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
 
         xs = np.zeros(n, dtype=np.float64)

@@ -13,6 +13,7 @@ Two python-xlib 0.33 defects are handled here, once, for every module that talks
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import select
 import socket
@@ -23,10 +24,14 @@ from Xlib.display import Display as XDisplay
 from Xlib.protocol import display as _protocol_display
 from Xlib.protocol import event as _event
 
+from mantis_fast.errors import InvalidInputError, NoDisplayError
+
 __all__ = [
+    "NO_DISPLAY_HINT",
     "XConnectError",
     "XTimeoutError",
     "abandon",
+    "display_name",
     "open_display",
     "read_available",
     "wait_reply",
@@ -44,6 +49,24 @@ def _init_with_private_tables(self, *args, **kwargs):
 if not getattr(_protocol_display.Display.__init__, "_private_tables", False):
     _init_with_private_tables._private_tables = True  # type: ignore[attr-defined]
     _protocol_display.Display.__init__ = _init_with_private_tables
+
+NO_DISPLAY_HINT = (
+    "no X display: pass display=':N', set $DISPLAY, or start a private one with "
+    "`with mantis_fast.Xvfb() as xvfb: ...` and pass xvfb.display"
+)
+
+
+def display_name(display: str | None) -> str:
+    """``display``, or ``$DISPLAY`` when it is None. The library never starts a server or writes
+    the environment on its own: with neither, NoDisplayError says how to get a display."""
+    if display is None:
+        display = os.environ.get("DISPLAY") or None
+        if display is None:
+            raise NoDisplayError(NO_DISPLAY_HINT)
+    if not isinstance(display, str) or not display:
+        raise InvalidInputError(f"display must be a name like ':1', got {display!r}")
+    return display
+
 
 _LOCAL_NAME = re.compile(r"^(?:unix)?:(\d+)(?:\.\d+)?$")
 

@@ -1,0 +1,10 @@
+"""``mantis-fast demo``: the whole perception-action loop against a real app, nothing to set up.
+
+``app`` is the target app (a Tk window showing red targets), ``brain`` the local stand-in for a
+vision-language model that finds and clicks them, ``run`` the runner that wires both to a
+private Xvfb through the Gym environment and reports every hit and miss.
+"""
+
+from mantis_fast.demo.run import TargetBrain, run_demo
+
+__all__ = ["TargetBrain", "run_demo"]

@@ -1,0 +1,71 @@
+"""The monitors of a live X screen, from RandR 1.5 ``GetMonitors``.
+
+Each monitor becomes a ``mantis_fast.geometry.Display`` (global bounds, primary flag, name); the
+pure mapping between display-local and global pixels lives in ``mantis_fast.geometry``. When
+RandR reports no monitor, the whole root is one display.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from Xlib import X
+from Xlib import error as xerror
+from Xlib.error import XError
+
+from mantis_fast.errors import DisplayError
+from mantis_fast.geometry.displays import Display, set_live_display_source, with_primary
+from mantis_fast.x11.connection import XConnectError, display_name, open_display
+
+__all__ = ["list_displays", "query_monitors"]
+
+
+def query_monitors(xdisplay: Any) -> list[Display]:
+    """Monitors of the default screen of an open python-xlib connection.
+
+    Ids are 0-based in RandR's order (the primary first), stable while the layout is. The
+    first monitor becomes primary when none is marked; empty monitors are skipped.
+    """
+    root = xdisplay.screen().root
+    geometry = root.get_geometry()
+    whole_root = [Display(0, (0, 0, geometry.width, geometry.height), primary=True, name="root")]
+    if not xdisplay.query_extension("RANDR"):
+        return whole_root
+    try:
+        version = xdisplay.xrandr_query_version()
+        if (version.major_version, version.minor_version) < (1, 5):
+            return whole_root
+        reply = root.xrandr_get_monitors(is_active=True)
+    except XError:
+        return whole_root
+    monitors = []
+    for index, info in enumerate(reply.monitors):
+        if info.width_in_pixels < 1 or info.height_in_pixels < 1:
+            continue
+        name = xdisplay.get_atom_name(info.name) if info.name != X.NONE else ""
+        bounds = (info.x, info.y, info.width_in_pixels, info.height_in_pixels)
+        monitors.append(Display(index, bounds, primary=bool(info.primary), name=name))
+    return with_primary(monitors) if monitors else whole_root
+
+
+def list_displays(display: str | None = None) -> list[Display]:
+    """Monitors of the X display ``display`` (None -> ``$DISPLAY``).
+
+    Raises ``DisplayError`` when the server cannot be reached (``NoDisplayError`` when no display
+    is named and ``$DISPLAY`` is unset).
+    """
+    name = display_name(display)
+    try:
+        xdisplay = open_display(name)
+    except (XConnectError, OverflowError) as exc:
+        raise DisplayError(f"cannot connect to X display {name!r}: {exc}") from None
+    try:
+        return query_monitors(xdisplay)
+    except (xerror.ConnectionClosedError, OSError) as exc:
+        raise DisplayError(f"X display {name!r} went away while listing monitors: {exc}") from None
+    finally:
+        xdisplay.close()
+
+
+# ``displays=None`` in the geometry functions means "the monitors of $DISPLAY, now".
+set_live_display_source(list_displays)

@@ -1,0 +1,120 @@
+"""The rules the folder layout promises, checked on the source itself.
+
+* The pure layers (pixels, geometry, loops, actions) import nothing that talks to an X server:
+  neither ``mantis_fast.x11`` nor python-xlib.
+* Every exception the package raises on purpose is a ``MantisError``: no ``raise`` of a bare
+  builtin exception class anywhere in the package.
+* Every compiled kernel sits beside its stub.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from pathlib import Path
+
+import pytest
+
+import mantis_fast
+from mantis_fast import errors
+
+PACKAGE = Path(mantis_fast.__file__).parent
+PURE_LAYERS = ("pixels", "geometry", "loops", "actions")
+X11_MODULES = ("mantis_fast.x11", "Xlib")
+
+
+def _modules(*layers: str) -> list[Path]:
+    paths: list[Path] = []
+    for layer in layers:
+        folder, module = PACKAGE / layer, PACKAGE / f"{layer}.py"
+        paths += sorted(folder.rglob("*.py")) if folder.is_dir() else [module]
+    return [p for p in paths if p.exists()]
+
+
+def _imported(tree: ast.AST, path: Path) -> list[str]:
+    """Absolute names of every module imported anywhere in the file (function bodies too)."""
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            names += [base] + [f"{base}.{alias.name}" for alias in node.names]
+    return names
+
+
+def test_the_pure_layers_exist() -> None:
+    assert {p.parent.name for p in _modules(*PURE_LAYERS)} >= {"pixels", "geometry", "loops"}
+
+
+@pytest.mark.parametrize("path", _modules(*PURE_LAYERS), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_pure_layers_never_import_the_x11_layer(path: Path) -> None:
+    tree = ast.parse(path.read_text(), str(path))
+    offending = [
+        name
+        for name in _imported(tree, path)
+        if any(name == m or name.startswith(m + ".") for m in X11_MODULES)
+    ]
+    assert not offending, f"{path.relative_to(PACKAGE)} imports {offending}"
+
+
+BUILTIN_EXCEPTIONS = {
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+}
+# Raised to end a generator or signal the interpreter, not errors of ours.
+ALLOWED = {"NotImplementedError", "StopIteration", "KeyboardInterrupt", "SystemExit"}
+
+
+def _raised_names(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(target, ast.Name):
+                found.append((node.lineno, target.id))
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_no_bare_builtin_exception_is_raised(path: Path) -> None:
+    tree = ast.parse(path.read_text(), str(path))
+    bare = [
+        f"line {line}: raise {name}"
+        for line, name in _raised_names(tree)
+        if name in BUILTIN_EXCEPTIONS - ALLOWED
+    ]
+    assert not bare, f"{path.relative_to(PACKAGE)} raises builtins: {bare}"
+
+
+def test_every_public_error_is_a_mantis_error_and_a_builtin() -> None:
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        assert issubclass(cls, errors.MantisError), name
+        if cls is not errors.MantisError:
+            assert any(
+                issubclass(cls, base) and base is not Exception
+                for base in (ValueError, TypeError, OSError, RuntimeError, TimeoutError)
+            ), f"{name} behaves as no builtin"
+        assert getattr(mantis_fast, name, cls) is cls
+
+
+def test_connection_lost_is_caught_as_capture_input_and_os_error() -> None:
+    lost = errors.ServerHungError("no reply")
+    for kind in (errors.ConnectionLostError, errors.CaptureError, errors.InputError, OSError):
+        assert isinstance(lost, kind)
+    assert isinstance(lost, TimeoutError)
+
+
+@pytest.mark.parametrize(
+    "kernel", sorted(PACKAGE.rglob("_*.pyx")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_every_kernel_has_its_stub_beside_it(kernel: Path) -> None:
+    assert kernel.with_suffix(".pyi").exists()
