@@ -49,6 +49,7 @@ from mantis_fast.benchtiming import (
     require,
     time_members,
 )
+from mantis_fast.errors import MantisError
 from mantis_fast.geometry.coords import scale_brain_to_display, scale_points
 from mantis_fast.loops.trajectory import drift_loop_flags
 from mantis_fast.pixels.encode import PNG_DEFLATE, encode_png
@@ -263,7 +264,7 @@ def _mss_name() -> str:
 
 def _check(condition: bool, what: str) -> None:
     if not condition:
-        raise RuntimeError(f"benchmark results disagree: {what}")
+        raise MantisError(f"benchmark results disagree: {what}")
 
 
 def _mss_pixels(shot: Any) -> np.ndarray:

@@ -157,7 +157,7 @@ def format_time(seconds: float) -> str:
         value = float(f"{seconds / scale:.3g}")
         if value < 1000 or unit == "s":
             return f"{value:,g} {unit}"
-    raise AssertionError("unreachable")
+    return f"{value:,g} {unit}"  # unreachable: "s" ends the loop
 
 
 def format_ratio(ratio: float) -> str:

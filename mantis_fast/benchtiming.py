@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from mantis_fast.errors import InvalidInputError
+
 __all__ = [
     "Effort",
     "Member",
@@ -42,9 +44,11 @@ class Effort:
 
     def __post_init__(self) -> None:
         if not (self.budget_s > 0 and 1 <= self.min_rounds <= self.max_rounds):
-            raise ValueError(f"need budget_s > 0 and 1 <= min_rounds <= max_rounds, got {self}")
+            raise InvalidInputError(
+                f"need budget_s > 0 and 1 <= min_rounds <= max_rounds, got {self}"
+            )
         if self.blocks < 1 or self.warmup < 1:
-            raise ValueError(f"need blocks >= 1 and warmup >= 1, got {self}")
+            raise InvalidInputError(f"need blocks >= 1 and warmup >= 1, got {self}")
 
 
 @dataclass
