@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 SYSTEM_BINARIES := Xvfb xdotool xrandr chromium
 SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core
 
-KERNELS := $(wildcard mantis_fast/*/_*.pyx)
+KERNELS := $(shell find mantis_fast -name '_*.pyx')
 
 .PHONY: test demo bench lint build system-deps clean
 
@@ -56,4 +56,4 @@ lint: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(KERNELS)
 
 clean:
-	rm -rf build *.egg-info mantis_fast/*/*.so mantis_fast/*/_*.c mantis_fast/*/_*.html
+	rm -rf build *.egg-info $$(find mantis_fast -name '*.so' -o -name '_*.c' -o -name '_*.html')

@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from PIL import Image
 
-from mantis_fast.pixels import _overlay, overlay
 from mantis_fast.pixels.overlay import (
     DEFAULT_UI_CONFIG,
     Trail,
     UIConfig,
+    _overlay,
     annotate,
+    draw,
     draw_bbox_heat,
     draw_heat,
     parse_colour,
@@ -128,11 +129,11 @@ def assert_close(got, expected, max_share=0.01):
 @contextmanager
 def kernel_path(fast: bool):
     """Run the kernel's float32 path (where it applies) or force the float64 path."""
-    old, overlay._FAST_PATH = overlay._FAST_PATH, fast
+    old, draw._FAST_PATH = draw._FAST_PATH, fast
     try:
         yield
     finally:
-        overlay._FAST_PATH = old
+        draw._FAST_PATH = old
 
 
 @pytest.fixture(params=[True, False], ids=["float32-path", "float64-path"])

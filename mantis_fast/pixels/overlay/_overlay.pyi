@@ -1,5 +1,6 @@
-# Stub for the compiled module built from src_cython/_overlay.pyx (inputs validated by
-# mantis_fast.overlay; shapes are blended into ``image`` in place, in row order of ``ops``).
+# Stub for the compiled module built from _overlay.pyx beside it (inputs validated by
+# mantis_fast.pixels.overlay.draw; shapes are blended into ``image`` in place, in row order of
+# ``ops``).
 
 import numpy as np
 

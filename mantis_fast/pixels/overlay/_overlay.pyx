@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Alpha-blend gradient shapes over a uint8 frame in place: the kernel behind mantis_fast.overlay.
+"""Alpha-blend gradient shapes over a uint8 frame in place: kernel of mantis_fast.pixels.overlay.
 
 One call draws a list of shapes ("ops") in order. Rows are independent, so the rows are shared
 between threads (OpenMP ``prange`` when built with it) and every pixel still sees the shapes in

@@ -1,0 +1,146 @@
+"""UI_CONFIG: the overlays' settings (``executed_heat``, ``bbox_heat``), validated when built."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels.overlay.checks import _flag, _number, _text
+from mantis_fast.pixels.overlay.colours import _css, _stops_table, parse_colour, parse_stops
+
+
+@dataclass(frozen=True)
+class ExecutedHeatConfig:
+    """``UI_CONFIG.executed_heat``. The overlay contract names the keys and their meaning
+    (quoted below), not values; these defaults match ``mantis_fast.agent``'s configuration.
+
+    - ``enabled``: bool.
+    - ``radius_scale``: "float (relative to max(canvasW,canvasH))", > 0. 0.035: a 45 px disc
+      on a 1280-wide frame.
+    - ``stops``: "list of [pos, rgba-string] radial gradient stops"; orange, fading out.
+    - ``trail_turns``: "1 disables persistence (one-turn heat only); N > 1 enables a fading
+      trail for the last N turns". 4, as in the agent's trail scenario (a click that changed
+      nothing still marked turns later).
+    - ``trail_shrink``: "1.0 disables shrink; < 1.0 shrinks older heat toward midpoints and
+      reduces radius", in (0, 1]. 0.8.
+    """
+
+    enabled: bool = True
+    radius_scale: float = 0.035
+    stops: Any = (
+        (0.0, "rgba(255,120,0,0.85)"),
+        (0.45, "rgba(255,140,0,0.45)"),
+        (1.0, "rgba(255,160,0,0)"),
+    )
+    trail_turns: int = 4
+    trail_shrink: float = 0.8
+    table: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        key, put = "UI_CONFIG.executed_heat.", object.__setattr__
+        put(self, "enabled", _flag(self.enabled, key + "enabled"))
+        put(
+            self,
+            "radius_scale",
+            _number(self.radius_scale, key + "radius_scale", low=0, low_open=True),
+        )
+        put(self, "stops", parse_stops(self.stops, key + "stops"))
+        put(
+            self, "trail_turns", _number(self.trail_turns, key + "trail_turns", low=1, integer=True)
+        )
+        shrink = _number(self.trail_shrink, key + "trail_shrink", low=0, high=1, low_open=True)
+        put(self, "trail_shrink", shrink)
+        put(self, "table", _stops_table(self.stops))
+
+
+@dataclass(frozen=True)
+class BboxHeatConfig:
+    """``UI_CONFIG.bbox_heat``: ``enabled`` (bool), ``border`` ("rgba-string"),
+    ``border_width`` ("number": pixels >= 0, 0 = no border), ``fill_stops`` ("list of
+    [pos, rgba-string] radial gradient stops"). Blue by default: the overlay contract's "blue
+    bbox heatmap"."""
+
+    enabled: bool = True
+    border: Any = "rgba(30,120,255,0.9)"
+    border_width: float = 2.0
+    fill_stops: Any = ((0.0, "rgba(30,120,255,0.30)"), (1.0, "rgba(30,120,255,0.05)"))
+    table: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        key, put = "UI_CONFIG.bbox_heat.", object.__setattr__
+        put(self, "enabled", _flag(self.enabled, key + "enabled"))
+        put(self, "border", parse_colour(self.border, key + "border"))
+        put(self, "border_width", _number(self.border_width, key + "border_width", low=0))
+        put(self, "fill_stops", parse_stops(self.fill_stops, key + "fill_stops"))
+        put(self, "table", _stops_table(self.fill_stops))
+
+
+def _section(cls: type, value: Any, key: str) -> Any:
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"UI_CONFIG.{key}: expected a table, got {_text(value)}")
+    known = [name for name in cls.__dataclass_fields__ if name != "table"]
+    unknown = sorted(set(value) - set(known), key=str)
+    if unknown:
+        raise InvalidInputError(f"UI_CONFIG.{key}: unknown key {unknown[0]!r}; known: {known}")
+    return cls(**value)
+
+
+@dataclass(frozen=True)
+class UIConfig:
+    """``UI_CONFIG`` (``executed_heat``, ``bbox_heat``), validated on construction: a bad
+    value raises ValueError naming the key and the value, e.g.
+    ``UI_CONFIG.executed_heat.trail_turns: expected an integer >= 1, got int 0``."""
+
+    executed_heat: ExecutedHeatConfig = field(default_factory=ExecutedHeatConfig)
+    bbox_heat: BboxHeatConfig = field(default_factory=BboxHeatConfig)
+
+    def __post_init__(self) -> None:
+        for key, cls in (("executed_heat", ExecutedHeatConfig), ("bbox_heat", BboxHeatConfig)):
+            object.__setattr__(self, key, _section(cls, getattr(self, key), key))
+
+    @classmethod
+    def from_dict(cls, value: Any) -> UIConfig:
+        """A ``UI_CONFIG`` mapping; left-out sections and keys take the defaults."""
+        if isinstance(value, UIConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise InvalidInputError(f"UI_CONFIG: expected a table, got {_text(value)}")
+        known = ("executed_heat", "bbox_heat")
+        unknown = sorted(set(value) - set(known), key=str)
+        if unknown:
+            raise InvalidInputError(f"UI_CONFIG: unknown key {unknown[0]!r}; known: {list(known)}")
+        return cls(**{k: value[k] for k in known if k in value})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, in the ``UI_CONFIG`` shape (what ``GET /config`` serves as ``ui``)."""
+        heat, box = self.executed_heat, self.bbox_heat
+        return {
+            "executed_heat": {
+                "enabled": heat.enabled,
+                "radius_scale": heat.radius_scale,
+                "stops": [[s.position, _css(s[1:])] for s in heat.stops],
+                "trail_turns": heat.trail_turns,
+                "trail_shrink": heat.trail_shrink,
+            },
+            "bbox_heat": {
+                "enabled": box.enabled,
+                "border": _css(box.border),
+                "border_width": box.border_width,
+                "fill_stops": [[s.position, _css(s[1:])] for s in box.fill_stops],
+            },
+        }
+
+
+DEFAULT_UI_CONFIG: dict[str, Any] = UIConfig().to_dict()
+
+
+@lru_cache(maxsize=1)
+def _default_ui() -> UIConfig:
+    return UIConfig()
