@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mantis_fast.agent.parse import ACTION_NAMES, AgentAction, BBox, parse_model_output
+from mantis_fast.actions import Action
+from mantis_fast.agent.parse import ACTION_NAMES, BBox, parse_model_output
 
 
 def test_plain_json() -> None:
@@ -22,7 +23,7 @@ def test_plain_json() -> None:
     out = parse_model_output(text)
     assert out.source == "json"
     assert out.observation == "I see a button"
-    assert out.actions == [AgentAction("click", 500, 250)]
+    assert out.actions == [Action("click", {"x": 500, "y": 250}, space="normalized")]
     assert out.bboxes == [BBox(10, 20, 30, 40, "ok")]
     assert out.skipped == []
 
@@ -34,7 +35,7 @@ def test_block_inside_prose_and_fences() -> None:
     )
     out = parse_model_output(text)
     assert out.source == "block"
-    assert out.actions == [AgentAction("move", 1, 2)]
+    assert out.actions == [Action("move", {"x": 1, "y": 2}, space="normalized")]
 
 
 def test_first_object_block_skips_non_object_braces() -> None:
@@ -57,7 +58,7 @@ def test_no_object_is_observation_only(text: str) -> None:
 )
 def test_coordinates_are_clamped_and_rounded(raw, expected) -> None:
     out = parse_model_output(json.dumps({"actions": [{"name": "click", "x1": raw, "y1": 0}]}))
-    assert out.actions[0].x1 == expected
+    assert out.actions[0].params["x"] == expected
 
 
 @pytest.mark.parametrize("name", ["CLICK", "Click", " click ", "Double-Click", "RIGHT_CLICK"])
@@ -107,10 +108,10 @@ def test_unknown_and_broken_actions_are_skipped_not_fatal() -> None:
         {"x1": 1},
     ]
     out = parse_model_output(json.dumps({"observation": "o", "actions": actions}))
-    assert out.actions == [AgentAction("click", 10, 20)]
+    assert out.actions == [Action("click", {"x": 10, "y": 20}, space="normalized")]
     assert len(out.skipped) == 7
     assert "unknown action 'teleport'" in out.skipped[0]
-    assert "missing coordinate x2" in out.skipped[1]
+    assert "drag needs params x2 and y2" in out.skipped[1]
 
 
 def test_limits_per_turn() -> None:
@@ -119,7 +120,7 @@ def test_limits_per_turn() -> None:
     out = parse_model_output(
         json.dumps({"actions": actions, "bboxes": boxes}), max_actions=3, max_bboxes=1
     )
-    assert [a.x1 for a in out.actions] == [0, 1, 2]
+    assert [a.params["x"] for a in out.actions] == [0, 1, 2]
     assert len(out.bboxes) == 1
     assert sum("over the limit" in s for s in out.skipped) == 5
 

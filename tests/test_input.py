@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mantis_fast.x11.input import Input, InputError, canonical_key_name, keysym_for_name
+from mantis_fast.errors import InputError
+from mantis_fast.x11.input import Input, canonical_key_name, keysym_for_name
 from mantis_fast.x11.xvfb import Xvfb
 from tests.tk_app import Recorder
 

@@ -8,59 +8,46 @@ from typing import Any
 
 import numpy as np
 
+from mantis_fast.actions import Action, Dispatcher
 from mantis_fast.agent.config import AgentConfig
-from mantis_fast.agent.parse import AgentAction, BBox
-from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import normalized_to_pixels
+from mantis_fast.agent.parse import BBox
+from mantis_fast.errors import ConnectionLostError, InputError, InvalidInputError
 
-__all__ = ["NativeAnnotator", "execute_actions"]
+__all__ = ["NativeAnnotator", "execute_actions", "make_dispatcher"]
 
 
 def execute_actions(
-    pointer: Any, actions: list[AgentAction], screen_size: tuple[int, int], config: AgentConfig
+    dispatcher: Dispatcher, actions: list[Action], config: AgentConfig
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Dispatch ``actions`` in order through an ``Input``; normalized points in the working
-    area (``CAPTURE_CROP``) become screen pixels here and nowhere else. A failing action (say,
-    an unknown key name) is reported and skipped; the rest still run. Returns
-    ``(executed, errors)``, ``executed`` listing each action's name and pixels."""
+    """Dispatch ``actions`` in order; normalized points in the working area (``CAPTURE_CROP``)
+    become screen pixels in the dispatcher and nowhere else. A failing action (say, an unknown
+    key name) is reported and skipped; the rest still run. Returns ``(executed, errors)``,
+    ``executed`` listing each action's name and pixels. A dead X server still raises."""
     executed: list[dict[str, Any]] = []
     errors: list[str] = []
-    crop = config.capture_crop
     for index, action in enumerate(actions):
         if index and config.action_delay_seconds:
             time.sleep(config.action_delay_seconds)
-        pixels = [normalized_to_pixels(x, y, screen_size, crop=crop) for x, y in action.points()]
         try:
-            _dispatch(pointer, action, pixels, config)
-        except (ValueError, OSError) as exc:
+            done = dispatcher.dispatch(action)
+        except ConnectionLostError:
+            raise
+        except (InvalidInputError, InputError) as exc:
             errors.append(f"action {index} ({action.name}): {exc}")
             continue
-        executed.append({"name": action.name, "pixels": [list(p) for p in pixels]})
+        executed.append({"name": action.name, "pixels": [list(p) for p in done.pixels]})
     return executed, errors
 
 
-def _dispatch(pointer, action: AgentAction, pixels, config: AgentConfig) -> None:
-    name = action.name
-    if name == "move":
-        pointer.move(*pixels[0])
-    elif name == "click":
-        pointer.click(*pixels[0])
-    elif name == "right_click":
-        pointer.click(*pixels[0], button="right")
-    elif name == "double_click":
-        pointer.double_click(*pixels[0])
-    elif name == "drag":
-        steps = config.drag_duration_steps
-        (x1, y1), (x2, y2) = pixels
-        pointer.drag(x1, y1, x2, y2, steps=steps, duration=steps * config.drag_step_delay)
-    elif name == "scroll":
-        pointer.scroll(*pixels[0], direction=action.direction, notches=action.amount)
-    elif name == "type":
-        pointer.type(action.text)
-    elif name == "key":
-        pointer.key(action.keys)
-    else:  # parse_model_output only produces the names above
-        raise InvalidInputError(f"no dispatcher for action {name!r}")
+def make_dispatcher(pointer: Any, capture: Any, config: AgentConfig) -> Dispatcher:
+    """The run's dispatcher: the live screen is what ``capture`` sees (it follows resizes)."""
+    return Dispatcher(
+        pointer,
+        screen_size=lambda: capture.size,
+        crop=config.capture_crop,
+        drag_steps=config.drag_duration_steps,
+        drag_step_delay=config.drag_step_delay,
+    )
 
 
 class NativeAnnotator:
@@ -78,7 +65,7 @@ class NativeAnnotator:
         self._out: np.ndarray | None = None
 
     def annotate(
-        self, frame: np.ndarray, turn: int, actions: list[AgentAction], bboxes: list[BBox]
+        self, frame: np.ndarray, turn: int, actions: list[Action], bboxes: list[BBox]
     ) -> np.ndarray:
         """Copy ``frame`` into a reused buffer and draw this turn's overlays there."""
         if self._out is None or self._out.shape != frame.shape:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from mantis_fast.agent.actions import NativeAnnotator, execute_actions
+from mantis_fast.agent.actions import NativeAnnotator, execute_actions, make_dispatcher
 from mantis_fast.agent.config import AgentConfig
 from mantis_fast.agent.parse import ModelOutput, parse_model_output
 from mantis_fast.agent.runlog import LOGGER_NAME, RunLog
@@ -179,13 +179,14 @@ class Engine:
         config = self.config
         self._loop = asyncio.get_running_loop()
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="mantis-agent")
-        capture = pointer = runlog = None
+        capture = pointer = dispatcher = runlog = None
         try:
             capture = await self._work(Capture, config.display or None, track_damage=True)
             if config.physical_execution:
                 from mantis_fast.x11.input import Input
 
                 pointer = await self._work(Input, capture.display_name)
+                dispatcher = make_dispatcher(pointer, capture, config)
             annotator = NativeAnnotator(config.ui_config) if config.annotator == "native" else None
             runlog = RunLog(
                 config.runs_dir,
@@ -196,7 +197,7 @@ class Engine:
             self.run_dir = str(runlog.path)
             log.info("run directory %s, display %s", runlog.path, capture.display_name)
             async with VLMClient(config) as client:
-                await self._loop_turns(capture, pointer, annotator, runlog, client)
+                await self._loop_turns(capture, dispatcher, annotator, runlog, client)
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
             self._set_phase("error")
@@ -225,12 +226,12 @@ class Engine:
         getter.cancel()
         return None
 
-    async def _loop_turns(self, capture, pointer, annotator, runlog, client) -> None:
+    async def _loop_turns(self, capture, dispatcher, annotator, runlog, client) -> None:
         config = self.config
         text = config.boot_vlm_output if config.boot_enabled else await self._next_text()
         injected = True
         while text is not None and not self._stopping.is_set():
-            result = await self._turn(text, injected, capture, pointer, annotator, runlog)
+            result = await self._turn(text, injected, capture, dispatcher, annotator, runlog)
             if result is None:
                 break
             if config.max_turns and self.turn >= config.max_turns:
@@ -259,7 +260,7 @@ class Engine:
         if self.on_turn is not None:
             self.on_turn(result)
 
-    async def _turn(self, text, injected, capture, pointer, annotator, runlog):
+    async def _turn(self, text, injected, capture, dispatcher, annotator, runlog):
         config = self.config
         turn_start = time.perf_counter()
         timings: dict[str, float] = {}
@@ -284,8 +285,8 @@ class Engine:
 
         self._set_phase("executing")
         start = time.perf_counter()
-        if pointer is not None and output.actions:
-            executed, errors = await self._work(self._execute, pointer, capture.size, output)
+        if dispatcher is not None and output.actions:
+            executed, errors = await self._work(self._execute, dispatcher, output)
             result.executed, result.exec_errors = executed, errors
         timings["execute"] = _ms(start)
 
@@ -352,8 +353,8 @@ class Engine:
         self.timings_ms = timings  # shown while the model thinks
         return result
 
-    def _execute(self, pointer, screen_size, output: ModelOutput):
-        executed, errors = execute_actions(pointer, output.actions, screen_size, self.config)
+    def _execute(self, dispatcher, output: ModelOutput):
+        executed, errors = execute_actions(dispatcher, output.actions, self.config)
         for error in errors:
             log.warning("turn %d: %s", self.turn, error)
         return executed, errors

@@ -11,54 +11,25 @@ makes the whole reply fail.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mantis_fast.actions import Action, ActionType
 from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
 
 __all__ = [
     "ACTION_NAMES",
-    "POINTER_ACTIONS",
     "AgentAction",
     "BBox",
     "ModelOutput",
     "parse_model_output",
 ]
 
-POINTER_ACTIONS = ("move", "click", "right_click", "double_click")
-ACTION_NAMES = (*POINTER_ACTIONS, "drag", "scroll", "type", "key")
-SCROLL_DIRECTIONS = ("up", "down", "left", "right")
-MAX_SCROLL_AMOUNT = 50
-MAX_TEXT = 10_000
-
-
-@dataclass(frozen=True)
-class AgentAction:
-    """One executable action; points are normalized 0..1000 in the working area."""
-
-    name: str
-    x1: int | None = None
-    y1: int | None = None
-    x2: int | None = None
-    y2: int | None = None
-    text: str | None = None  # type
-    keys: str | None = None  # key
-    direction: str | None = None  # scroll
-    amount: int | None = None  # scroll notches
-
-    def points(self) -> list[tuple[int, int]]:
-        """The normalized points this action touches (a drag has two)."""
-        points = []
-        if self.x1 is not None and self.y1 is not None:
-            points.append((self.x1, self.y1))
-        if self.x2 is not None and self.y2 is not None:
-            points.append((self.x2, self.y2))
-        return points
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+#: The names the reply parser accepts (canonical; aliases such as ``key_press`` resolve too).
+ACTION_NAMES = tuple(dict.fromkeys(t.value for t in ActionType))
+#: The reply parser's name for one parsed action (one vocabulary: ``mantis_fast.actions``).
+AgentAction = Action
 
 
 @dataclass(frozen=True)
@@ -85,7 +56,7 @@ class ModelOutput:
 
     observation: str
     bboxes: list[BBox] = field(default_factory=list)
-    actions: list[AgentAction] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     source: str = "json"
 
@@ -128,47 +99,21 @@ def _coordinate(item: Mapping, *names: str) -> int:
     raise _Skip(f"missing coordinate {names[0]}")
 
 
-def _action(item: Any) -> AgentAction:
+def _action(item: Any) -> Action:
+    """One reply item -> a validated normalized ``Action``, or ``_Skip`` saying why not."""
     if not isinstance(item, Mapping):
         raise _Skip(f"not an object: {item!r}"[:200])
     raw_name = item.get("name", item.get("action", item.get("type")))
     if not isinstance(raw_name, str):
         raise _Skip(f"no action name in {dict(item)!r}"[:200])
-    name = raw_name.strip().lower().replace("-", "_").replace(" ", "_")
-    if name not in ACTION_NAMES:
-        raise _Skip(f"unknown action {raw_name!r}")
-    if name in POINTER_ACTIONS:
-        return AgentAction(name, _coordinate(item, "x1", "x"), _coordinate(item, "y1", "y"))
-    if name == "drag":
-        return AgentAction(
-            name,
-            _coordinate(item, "x1", "x"),
-            _coordinate(item, "y1", "y"),
-            _coordinate(item, "x2"),
-            _coordinate(item, "y2"),
-        )
-    if name == "scroll":
-        x = _coordinate(item, "x1", "x") if ("x1" in item or "x" in item) else 500
-        y = _coordinate(item, "y1", "y") if ("y1" in item or "y" in item) else 500
-        direction = str(item.get("direction", "down")).strip().lower()
-        if direction not in SCROLL_DIRECTIONS:
-            raise _Skip(f"scroll direction must be one of {SCROLL_DIRECTIONS}, got {direction!r}")
-        amount = item.get("amount", 3)
-        if isinstance(amount, bool) or not isinstance(amount, (int, float)):
-            raise _Skip(f"scroll amount must be a number, got {amount!r}")
-        if not math.isfinite(amount):
-            raise _Skip(f"scroll amount must be finite, got {amount!r}")
-        amount = min(max(round(amount), 1), MAX_SCROLL_AMOUNT)
-        return AgentAction(name, x, y, direction=direction, amount=amount)
-    if name == "type":
-        text = item.get("text")
-        if not isinstance(text, str) or not text:
-            raise _Skip("type needs a non-empty 'text'")
-        return AgentAction(name, text=text[:MAX_TEXT])
-    keys = item.get("keys", item.get("key", item.get("text")))
-    if not isinstance(keys, str) or not keys.strip():
-        raise _Skip("key needs a non-empty 'keys' such as 'ctrl+s'")
-    return AgentAction(name, keys=keys.strip())
+    try:
+        ActionType(raw_name)
+    except ValueError:
+        raise _Skip(f"unknown action {raw_name!r}") from None
+    try:
+        return Action.from_dict(item, space="normalized").validated()
+    except ValueError as exc:
+        raise _Skip(str(exc)) from None
 
 
 def _bbox(item: Any) -> BBox:

@@ -1,4 +1,4 @@
-"""Gym-style environment and runner for computer-use agents on an X display (source doc 000).
+"""Gym-style environment and runner for computer-use agents on an X display.
 
 ``XdotoolGymEnv`` runs an app on a private Xvfb, captures it with the zero-copy capture, and
 dispatches the brain's actions through in-process XTest (or xdotool). ``GymRunner`` drives a

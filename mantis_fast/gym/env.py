@@ -1,15 +1,15 @@
 """Gym environments: the abstract contract and an Xvfb + XTest implementation.
 
-Source document 000's contract: ``screen_size`` is the real framebuffer; a spatial action's
-``x, y`` are pixels of the image the brain saw; when that image's size differs from
-``screen_size``, ``step`` maps them back with ``scale_brain_to_display``; points outside the
-screen are clamped to ``[0, W-1] x [0, H-1]``.
+The coordinate contract: ``screen_size`` is the real framebuffer; a spatial action's ``x, y``
+are pixels of the image the model saw; when that image's size differs from ``screen_size``,
+``step`` maps them back with ``round(x * W / w)`` (half to even); points outside the screen are
+clamped to ``[0, W-1] x [0, H-1]``. Actions go through the package's one dispatcher
+(``mantis_fast.actions.Dispatcher``), as the agent loop's do.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import shlex
 import subprocess
@@ -22,18 +22,21 @@ import numpy as np
 from PIL import Image
 
 from mantis_fast._closing import Closing
-from mantis_fast.errors import InvalidInputError, MantisError
-from mantis_fast.geometry.coords import scale_brain_to_display
-from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType, Dispatcher
+from mantis_fast.errors import (
+    AppError,
+    ConnectionLostError,
+    InputError,
+    InvalidInputError,
+    MantisError,
+)
+from mantis_fast.gym.actions import GymResult
 from mantis_fast.pixels.image import resize
 from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.input import Input, InputError
+from mantis_fast.x11.input import Input
 from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = ["GymEnvironment", "XdotoolGymEnv"]
-
-MAX_WAIT_SECONDS = 60.0
-DEFAULT_SCROLL_NOTCHES = 3
 
 
 class GymEnvironment(Closing, ABC):
@@ -93,6 +96,10 @@ class XdotoolGymEnv(GymEnvironment):
         except BaseException:
             self.close()
             raise
+        # Actions map onto the screen as Capture sees it now (it follows RandR resizes).
+        self.dispatcher = Dispatcher(
+            self.input, screen_size=lambda: self.capture.size, launch=self._launch
+        )
         self._rgb = np.empty((self.screen_size[1], self.screen_size[0], 3), np.uint8)
 
     @property
@@ -115,20 +122,20 @@ class XdotoolGymEnv(GymEnvironment):
         """Dispatch ``action`` (coordinates in the brain's image space), settle, observe.
 
         Bad actions do not raise: ``info["error"]`` says what was wrong and the episode goes on.
-        A dead X server raises (typed: ``CaptureError`` / ``InputError``).
+        A dead X server raises ``ConnectionLostError``.
         """
         info: dict[str, Any] = {"action": getattr(action, "action_type", action)}
         started = time.perf_counter()
         try:
-            if not isinstance(action, Action):
-                raise InvalidInputError(f"step expects an Action, got {type(action).__name__}")
             info.update(self._dispatch(action, brain_size or self.brain_size))
-        except (ValueError, TypeError, KeyError) as exc:
+        except (InvalidInputError, AppError) as exc:
             info["error"] = f"{type(exc).__name__}: {exc}"
-        except InputError as exc:
-            if "closed" in str(exc) or "gone" in str(exc) or "did not answer" in str(exc):
+        except ConnectionLostError:
+            raise
+        except InputError as exc:  # e.g. xdotool refused a key name; a closed Input re-raises
+            if self.input.closed:
                 raise
-            info["error"] = f"InputError: {exc}"
+            info["error"] = f"{type(exc).__name__}: {exc}"
         dispatched = time.perf_counter()
         settled = self.capture.wait_until_stable(timeout=self.settle_time, quiet_ms=self.quiet_ms)
         observed = time.perf_counter()
@@ -153,73 +160,27 @@ class XdotoolGymEnv(GymEnvironment):
     def to_display(
         self, x: object, y: object, brain_size: tuple[int, int] | None
     ) -> tuple[int, int]:
-        """Brain-image pixels -> display pixels (000's formula when sizes differ), clamped."""
-        for name, value in (("x", x), ("y", y)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidInputError(
-                    f"{name} must be a number, got {type(value).__name__} {value!r}"
-                )
-            if not math.isfinite(value):
-                raise InvalidInputError(f"{name} must be finite, got {value!r}")
-        screen = self.screen_size
-        if brain_size is not None and tuple(brain_size) != tuple(screen):
-            return scale_brain_to_display(x, y, brain_size, screen, clamp=True)
-        return (min(max(round(x), 0), screen[0] - 1), min(max(round(y), 0), screen[1] - 1))
+        """Brain-image pixels -> display pixels (``round(x * W / w)`` when sizes differ),
+        clamped to the live screen."""
+        probe = Action(ActionType.MOVE, {"x": x, "y": y}).validated()
+        return self.dispatcher.to_screen(probe, *probe.points()[0], image_size=brain_size)
 
     def _dispatch(self, action: Action, brain_size: tuple[int, int] | None) -> dict[str, Any]:
-        kind, params = action.action_type, action.params
-        if kind in SPATIAL_ACTIONS:
-            if "x" not in params or "y" not in params:
-                raise InvalidInputError(f"{kind.value} needs params x and y, got {sorted(params)}")
-            x, y = self.to_display(params["x"], params["y"], brain_size)
-            result: dict[str, Any] = {"dispatched": (x, y)}
-        if kind is ActionType.CLICK:
-            self.input.click(x, y, button=params.get("button", "left"))
-        elif kind is ActionType.DOUBLE_CLICK:
-            self.input.double_click(x, y)
-        elif kind is ActionType.RIGHT_CLICK:
-            self.input.click(x, y, button="right")
-        elif kind is ActionType.SCROLL:
-            notches = params.get("notches", params.get("amount", DEFAULT_SCROLL_NOTCHES))
-            self.input.scroll(x, y, params.get("direction", "down"), notches=notches)
-        elif kind is ActionType.DRAG:
-            if "x2" not in params or "y2" not in params:
-                raise InvalidInputError(f"drag needs params x2 and y2, got {sorted(params)}")
-            x2, y2 = self.to_display(params["x2"], params["y2"], brain_size)
-            self.input.drag(
-                x, y, x2, y2, steps=params.get("steps", 10), duration=params.get("duration", 0.0)
-            )
-            result["dispatched_end"] = (x2, y2)
-        elif kind is ActionType.TYPE_TEXT:
-            self.input.type(_required(params, "text", kind))
-            result = {}
-        elif kind is ActionType.KEY_PRESS:
-            self.input.key(_required(params, "key", kind))
-            result = {}
-        elif kind is ActionType.WAIT:
-            seconds = params.get("seconds", 1.0)
-            if (
-                isinstance(seconds, bool)
-                or not isinstance(seconds, (int, float))
-                or not seconds >= 0
-            ):
-                raise InvalidInputError(f"wait seconds must be a number >= 0, got {seconds!r}")
-            time.sleep(min(seconds, MAX_WAIT_SECONDS))
-            result = {}
-        elif kind is ActionType.LAUNCH_APP:
-            command = _required(params, "command", kind)
-            argv = shlex.split(command) if isinstance(command, str) else list(command)
-            self._launch(argv)
-            result = {"launched": argv}
-        elif kind is ActionType.DONE:
-            result = {}
+        done = self.dispatcher.dispatch(action, image_size=brain_size)
+        result: dict[str, Any] = {}
+        if done.pixels and done.action.action_type in SPATIAL_ACTIONS:
+            result["dispatched"] = done.pixels[0]
+            if len(done.pixels) > 1:
+                result["dispatched_end"] = done.pixels[1]
+        if done.launched is not None:
+            result["launched"] = done.launched
         return result
 
     def _launch(self, argv: list[str]) -> None:
         try:
             process = subprocess.Popen(argv, env={**os.environ, "DISPLAY": self.display})
         except OSError as exc:
-            raise InvalidInputError(f"cannot launch {argv!r}: {exc}") from None
+            raise AppError(f"cannot launch {argv!r}: {exc}") from None
         self._processes.append(process)
 
     def _stop_processes(self) -> None:
@@ -242,9 +203,3 @@ class XdotoolGymEnv(GymEnvironment):
                     resource.close()
         if self._xvfb is not None:
             self._xvfb.stop()
-
-
-def _required(params: dict[str, Any], key: str, kind: ActionType) -> Any:
-    if key not in params:
-        raise InvalidInputError(f"{kind.value} needs param {key!r}, got {sorted(params)}")
-    return params[key]

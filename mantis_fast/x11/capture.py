@@ -20,7 +20,7 @@ import contextlib
 import select
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from Xlib import X
@@ -28,7 +28,13 @@ from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
 from mantis_fast._closing import Closing
-from mantis_fast.errors import CaptureError, InvalidInputError, UnsupportedVisualError
+from mantis_fast.errors import (
+    CaptureError,
+    ConnectionLostError,
+    InvalidInputError,
+    ServerHungError,
+    UnsupportedVisualError,
+)
 from mantis_fast.geometry.displays import Display
 from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import (
@@ -151,10 +157,8 @@ class Capture(Closing):
         """RandR monitors, each with global bounds (the whole root when RandR reports none)."""
         with self._lock:
             self._check_open()
-            try:
+            with self._server_call():
                 return query_monitors(self._x)
-            except _GONE as exc:
-                raise CaptureError(f"X display {self.display_name} is gone: {exc}") from None
 
     # -- grabbing ---------------------------------------------------------------------------
     def grab(self, region: Sequence[int] | None = None, copy: bool = False) -> np.ndarray:
@@ -168,16 +172,8 @@ class Capture(Closing):
         """
         with self._lock:
             self._check_open()
-            try:
+            with self._server_call():
                 frame = self._grab_locked(region)
-            except XTimeoutError:
-                self._abandon_connection()
-                raise CaptureError(
-                    f"X display {self.display_name} did not answer within {self.timeout}s"
-                ) from None
-            except _GONE as exc:
-                self._abandon_connection()
-                raise CaptureError(f"X display {self.display_name} is gone: {exc}") from None
             return frame.copy() if copy else frame
 
     def grab_display(self, display_id: int, copy: bool = False) -> np.ndarray:
@@ -263,16 +259,10 @@ class Capture(Closing):
             )
         with self._lock:
             self._check_open()
-            try:
+            with self._server_call():
                 if self._damage is not None:
                     return self._settle_by_damage(timeout, quiet_ms / 1e3)
                 return self._settle_by_frames(timeout, quiet_ms / 1e3)
-            except XTimeoutError:
-                self._abandon_connection()
-                raise CaptureError(f"X display {self.display_name} did not answer") from None
-            except _GONE as exc:
-                self._abandon_connection()
-                raise CaptureError(f"X display {self.display_name} is gone: {exc}") from None
 
     def _settle_by_damage(self, timeout: float, quiet: float) -> Settled:
         start = time.monotonic()
@@ -351,6 +341,21 @@ class Capture(Closing):
     def _check_open(self) -> None:
         if self._closed:
             raise CaptureError("this Capture is closed")
+
+    @contextlib.contextmanager
+    def _server_call(self) -> Iterator[None]:
+        """Turn a vanished or silent server into ``ConnectionLostError`` / ``ServerHungError``,
+        dropping the connection without another word to it."""
+        try:
+            yield
+        except XTimeoutError:
+            self._abandon_connection()
+            raise ServerHungError(
+                f"X display {self.display_name} did not answer within {self.timeout}s"
+            ) from None
+        except _GONE as exc:
+            self._abandon_connection()
+            raise ConnectionLostError(f"X display {self.display_name} is gone: {exc}") from None
 
     def _abandon_connection(self) -> None:
         """The server is gone or hung: drop everything without talking to it again."""

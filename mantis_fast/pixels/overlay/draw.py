@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels.overlay import _overlay
 from mantis_fast.pixels.overlay.checks import _is_number, _number, _text
@@ -201,7 +202,8 @@ def draw_bbox_heat(
 
 # -- actions: the names and points a turn's actions leave on the frame -------------------------
 
-ACTION_NAMES = ("move", "click", "right_click", "double_click", "drag", "scroll", "type", "key")
+#: Every name the package's one action vocabulary knows (aliases resolve through ``ActionType``).
+ACTION_NAMES = tuple(dict.fromkeys(t.value for t in ActionType))
 
 
 class Mark(NamedTuple):
@@ -230,23 +232,30 @@ def _sequence(value: Any, what: str) -> list[Any]:
 
 
 def _marks(actions: Any) -> tuple[Mark, ...]:
-    """The agent's actions (``{"name", "x1", "y1"[, "x2", "y2"]}`` or objects with those
-    attributes; "type", "x", "y" are accepted for "name", "x1", "y1") -> the marks they leave."""
+    """Actions -> the marks they leave: ``Action`` objects, or their wire form
+    (``{"name", "x1", "y1"[, "x2", "y2"]}``; "type", "x", "y" are accepted for "name", "x1",
+    "y1"). Names are the package's one vocabulary, aliases included (``left_click``)."""
     if isinstance(actions, tuple) and all(isinstance(a, Mark) for a in actions):
         return actions
     marks = []
     for i, action in enumerate(_sequence(actions, "actions")):
+        if isinstance(action, Action):
+            action = action.to_dict()
         name = _field(action, ("name", "type"))
-        if not isinstance(name, str) or name.lower() not in ACTION_NAMES:
+        try:
+            kind = ActionType(name) if isinstance(name, str) else None
+        except ValueError:
+            kind = None
+        if kind is None:
             raise InvalidInputError(
                 f"actions[{i}].name: expected one of {', '.join(ACTION_NAMES)}, got {_text(name)}"
             )
-        name = name.lower()
+        name = kind.value
         x, y = _field(action, ("x1", "x")), _field(action, ("y1", "y"))
-        if name in ("type", "key") or (name == "scroll" and x is None and y is None):
+        if kind not in SPATIAL_ACTIONS or (kind is ActionType.SCROLL and x is None and y is None):
             continue  # no point on the frame
         point = (_coord(x, f"actions[{i}].x1"), _coord(y, f"actions[{i}].y1"))
-        if name == "drag":
+        if kind is ActionType.DRAG:
             what = f"actions[{i}].{{}} (a drag needs x2, y2)"
             point += tuple(_coord(_field(action, (k,)), what.format(k)) for k in ("x2", "y2"))
         marks.append(Mark(i + 1, name, *point))

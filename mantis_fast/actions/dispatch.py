@@ -1,0 +1,145 @@
+"""The one dispatcher: a validated action -> screen pixels -> an input backend.
+
+Every front end (the agent loop, the Gym env) sends actions through ``Dispatcher.dispatch``, so
+mapping and clamping are written once:
+
+* ``"image"`` points: ``round(x * W / w)`` per axis (half to even) when the model saw an image
+  of another size than the screen, else rounded; then clamped to ``[0, W-1] x [0, H-1]``;
+* ``"normalized"`` points: 0..1000 of the working area (``crop``) -> pixels, inside the area;
+* ``"screen"`` points: rounded and clamped.
+
+``W, H`` is the *live* screen size, read at every action (``screen_size``; by default the
+input backend's, which follows RandR resizes), never a size remembered from start-up.
+
+The input backend is anything with the ``Input`` methods (``move``, ``click``, ``double_click``,
+``drag``, ``scroll``, ``key``, ``type`` and ``size``): the X11 layer provides XTest and xdotool
+backends, and this module imports neither.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
+
+from mantis_fast.actions.model import Action, ActionType
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import normalized_to_pixels, scale_brain_to_display
+
+__all__ = ["Dispatched", "Dispatcher", "InputBackend"]
+
+Point = tuple[int, int]
+DEFAULT_DRAG_STEPS = 10
+
+
+class InputBackend(Protocol):
+    """What the dispatcher drives (``mantis_fast.Input`` is one)."""
+
+    @property
+    def size(self) -> tuple[int, int]: ...
+    def move(self, x: float, y: float) -> None: ...
+    def click(self, x: float, y: float, button: str = "left", count: int = 1) -> None: ...
+    def double_click(self, x: float, y: float, button: str = "left") -> None: ...
+    def drag(self, x1: float, y1: float, x2: float, y2: float, **kwargs: Any) -> None: ...
+    def scroll(self, x: float, y: float, direction: str = "down", notches: int = 1) -> None: ...
+    def key(self, combo: str) -> None: ...
+    def type(self, text: str) -> None: ...
+
+
+class Dispatched(NamedTuple):
+    """What one dispatch did: the validated action and the screen pixels it touched."""
+
+    action: Action
+    pixels: list[Point]
+    launched: list[str] | None = None
+
+
+class Dispatcher:
+    """Dispatch actions through ``pointer``.
+
+    ``screen_size`` returns the live (width, height) of the screen (default: ``pointer.size``).
+    ``crop`` is the working area of normalized actions (``CAPTURE_CROP``; None: the screen).
+    ``launch`` starts an app for ``launch_app`` (an argv list); without one that action is
+    refused, so a model reply can never start programs where nobody allowed it. ``drag_steps``
+    and ``drag_step_delay`` pace drags that do not say their own steps and duration.
+    """
+
+    def __init__(
+        self,
+        pointer: InputBackend,
+        *,
+        screen_size: Callable[[], tuple[int, int]] | None = None,
+        crop: Any = None,
+        launch: Callable[[list[str]], None] | None = None,
+        drag_steps: int | None = None,
+        drag_step_delay: float = 0.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.pointer = pointer
+        self._screen_size = screen_size or (lambda: pointer.size)
+        self.crop = crop
+        self._launch = launch
+        self.drag_steps = drag_steps
+        self.drag_step_delay = drag_step_delay
+        self._sleep = sleep
+
+    def to_screen(
+        self, action: Action, x: float, y: float, image_size: Sequence[int] | None = None
+    ) -> Point:
+        """One point of ``action`` (in its space) -> a screen pixel, clamped to the screen."""
+        screen = tuple(self._screen_size())
+        if action.space == "normalized":
+            return normalized_to_pixels(x, y, screen, crop=self.crop)
+        if action.space == "image" and image_size is not None and tuple(image_size) != screen:
+            return scale_brain_to_display(x, y, image_size, screen, clamp=True)
+        return min(max(round(x), 0), screen[0] - 1), min(max(round(y), 0), screen[1] - 1)
+
+    def dispatch(self, action: Action, image_size: Sequence[int] | None = None) -> Dispatched:
+        """Validate ``action``, map its points to the live screen, and perform it.
+
+        ``image_size`` is the (width, height) of the image the model saw, for ``"image"``
+        actions (None: the screen's own size). Bad actions raise ``InvalidInputError``; a dead
+        server raises ``ConnectionLostError`` from the backend.
+        """
+        if not isinstance(action, Action):
+            raise InvalidInputError(f"expected an Action, got {type(action).__name__}")
+        action = action.validated()
+        kind, params = action.action_type, action.params
+        pixels = [self.to_screen(action, x, y, image_size) for x, y in action.points()]
+        if kind is ActionType.SCROLL and not pixels:  # a scroll without a point: the centre
+            width, height = self._screen_size()
+            pixels = [(width // 2, height // 2)]
+        pointer = self.pointer
+        if kind is ActionType.MOVE:
+            pointer.move(*pixels[0])
+        elif kind is ActionType.CLICK:
+            pointer.click(*pixels[0], button=params.get("button", "left"))
+        elif kind is ActionType.DOUBLE_CLICK:
+            pointer.double_click(*pixels[0])
+        elif kind is ActionType.RIGHT_CLICK:
+            pointer.click(*pixels[0], button="right")
+        elif kind is ActionType.SCROLL:
+            pointer.scroll(*pixels[0], direction=params["direction"], notches=params["amount"])
+        elif kind is ActionType.DRAG:
+            self._drag(action, pixels)
+        elif kind is ActionType.TYPE:
+            pointer.type(params["text"])
+        elif kind is ActionType.KEY:
+            pointer.key(params["keys"])
+        elif kind is ActionType.WAIT:
+            self._sleep(params["seconds"])
+        elif kind is ActionType.LAUNCH_APP:
+            if self._launch is None:
+                raise InvalidInputError("launch_app is not allowed here (no app launcher)")
+            command = params["command"]
+            argv = shlex.split(command) if isinstance(command, str) else list(command)
+            self._launch(argv)
+            return Dispatched(action, pixels, argv)
+        return Dispatched(action, pixels)
+
+    def _drag(self, action: Action, pixels: list[Point]) -> None:
+        (x1, y1), (x2, y2) = pixels
+        steps = action.params.get("steps") or self.drag_steps or DEFAULT_DRAG_STEPS
+        duration = action.params.get("duration", steps * self.drag_step_delay)
+        self.pointer.drag(x1, y1, x2, y2, steps=steps, duration=duration)

@@ -1,0 +1,305 @@
+"""The one action vocabulary: what a model (or a policy) asks the desktop to do.
+
+An ``Action`` is a type, its parameters, the model's reasoning, and the coordinate space its
+points are in:
+
+* ``"image"`` — pixels of the image the model saw (the Gym contract: mapped back to the screen
+  with ``round(x * W / w)``, half to even, when that image was resized);
+* ``"normalized"`` — integers 0..1000 of the working area (the agent loop's contract: clamped
+  into range, pixels only at dispatch);
+* ``"screen"`` — root-window pixels, used as they are.
+
+Every name any front end accepts is accepted here: the canonical names are the model-facing
+ones (``click``, ``type``, ``key``, ...), and the Gym names (``type_text``, ``key_press``) and
+common synonyms are aliases of them. Parameters likewise: ``x``/``x1``/``start_x``, ``keys``/
+``key``, ``amount``/``notches``. ``Action.validated()`` is the single place where parameters are
+checked, coerced and bounded; the agent's reply parser, the Gym env and the overlays all use it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
+
+__all__ = [
+    "COORD_SPACES",
+    "MAX_SCROLL_AMOUNT",
+    "MAX_TEXT",
+    "MAX_WAIT_SECONDS",
+    "POINTER_ACTIONS",
+    "SCROLL_DIRECTIONS",
+    "SPATIAL_ACTIONS",
+    "Action",
+    "ActionType",
+]
+
+COORD_SPACES = ("image", "normalized", "screen")
+SCROLL_DIRECTIONS = ("up", "down", "left", "right")
+BUTTONS = ("left", "middle", "right")
+DEFAULT_SCROLL_AMOUNT = 3
+MAX_SCROLL_AMOUNT = 50  # notches per action: a model asking for 100,000 gets 50
+MAX_TEXT = 10_000  # characters typed per action
+MAX_WAIT_SECONDS = 60.0
+MAX_DRAG_STEPS = 1000
+
+
+class ActionType(str, Enum):
+    """The action types; ``TYPE_TEXT`` and ``KEY_PRESS`` are the Gym spellings of ``TYPE`` and
+    ``KEY`` (the same members). ``ActionType("Key-Press")`` resolves any known alias."""
+
+    MOVE = "move"
+    CLICK = "click"
+    DOUBLE_CLICK = "double_click"
+    RIGHT_CLICK = "right_click"
+    DRAG = "drag"
+    SCROLL = "scroll"
+    TYPE = "type"
+    KEY = "key"
+    WAIT = "wait"
+    DONE = "done"
+    LAUNCH_APP = "launch_app"
+    TYPE_TEXT = "type"
+    KEY_PRESS = "key"
+
+    @classmethod
+    def _missing_(cls, value: object) -> ActionType | None:
+        if not isinstance(value, str):
+            return None
+        name = value.strip().lower().replace("-", "_").replace(" ", "_")
+        name = _ALIASES.get(name, name)
+        return cls._value2member_map_.get(name)  # type: ignore[return-value]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_ALIASES = {
+    "type_text": "type",
+    "typing": "type",
+    "write": "type",
+    "key_press": "key",
+    "keypress": "key",
+    "press": "key",
+    "hotkey": "key",
+    "left_click": "click",
+    "doubleclick": "double_click",
+    "rightclick": "right_click",
+    "mouse_move": "move",
+    "launch": "launch_app",
+    "finish": "done",
+}
+
+#: Actions that touch one point (``x``, ``y``); a drag touches two.
+POINTER_ACTIONS = frozenset(
+    {ActionType.MOVE, ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.RIGHT_CLICK}
+)
+#: Actions whose parameters hold points in the action's coordinate space.
+SPATIAL_ACTIONS = POINTER_ACTIONS | {ActionType.SCROLL, ActionType.DRAG}
+
+_POINT_KEYS = (("x", "x1", "start_x"), ("y", "y1", "start_y"))
+_END_KEYS = (("x2", "end_x"), ("y2", "end_y"))
+_ENVELOPE = frozenset({"name", "action", "type", "action_type", "params", "reasoning"})
+
+
+def _first(params: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if params.get(key) is not None:
+            return params[key]
+    return None
+
+
+def _number(value: Any, what: str, low: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{what} must be a number, got {type(value).__name__} {value!r}")
+    if not (math.isfinite(value) and value >= low):
+        raise InvalidInputError(f"{what} must be a finite number >= {low:g}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Action:
+    """One action: ``Action(ActionType.CLICK, {"x": 640, "y": 360}, reasoning="...")``.
+
+    ``action_type`` may be any known name or alias (``"click"``, ``"KEY_PRESS"``); an unknown
+    one raises ``InvalidInputError`` naming it and the known ones. ``params`` is checked when
+    the action is validated (at dispatch), so a bad action sent to an env becomes a reported
+    error, not a crash.
+    """
+
+    action_type: ActionType
+    params: Mapping[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
+    space: str = "image"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.action_type, ActionType):
+            try:
+                kind = ActionType(self.action_type)
+            except ValueError:
+                known = ", ".join(t.value for t in ActionType)
+                raise InvalidInputError(
+                    f"unknown action type {self.action_type!r}; known: {known}"
+                ) from None
+            object.__setattr__(self, "action_type", kind)
+        if not isinstance(self.params, Mapping):
+            raise InvalidInputError(
+                f"action params must be a mapping, got {type(self.params).__name__}"
+            )
+        if not isinstance(self.reasoning, str):
+            raise InvalidInputError(
+                f"action reasoning must be a str, got {type(self.reasoning).__name__}"
+            )
+        if self.space not in COORD_SPACES:
+            raise InvalidInputError(f"space must be one of {COORD_SPACES}, got {self.space!r}")
+
+    @property
+    def name(self) -> str:
+        """The canonical type name (``"click"``, ``"type"``, ...)."""
+        return self.action_type.value
+
+    # -- the wire form models emit --------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, item: Any, *, space: str = "normalized") -> Action:
+        """An action from the JSON a model emits: ``{"name": "click", "x1": 500, "y1": 250}``.
+
+        The type may be under ``name``, ``action``, ``type`` or ``action_type``; parameters are
+        the other keys, or a ``params`` mapping (the Gym shape). Not validated: call
+        ``validated()``.
+        """
+        if isinstance(item, Action):
+            return item
+        if not isinstance(item, Mapping):
+            raise InvalidInputError(f"an action must be an object, got {item!r}"[:200])
+        kind = next((item[k] for k in ("name", "action", "type", "action_type") if k in item), None)
+        if not isinstance(kind, (str, ActionType)):
+            raise InvalidInputError(f"no action name in {dict(item)!r}"[:200])
+        nested = item.get("params")
+        params = dict(nested) if isinstance(nested, Mapping) else {}
+        params.update((k, v) for k, v in item.items() if k not in _ENVELOPE)
+        reasoning = item.get("reasoning", "")
+        return cls(kind, params, reasoning if isinstance(reasoning, str) else "", space)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (``name``, points as ``x1, y1[, x2, y2]``, then the other parameters),
+        as the agent's ``/state``, its run logs and the panel's overlays read it."""
+        params = dict(self.params)
+        data: dict[str, Any] = {"name": self.name}
+        for wire, key in (("x1", "x"), ("y1", "y"), ("x2", "x2"), ("y2", "y2")):
+            if params.get(key) is not None:
+                data[wire] = params.pop(key)
+        data.update((k, v) for k, v in params.items() if v is not None)
+        return data
+
+    # -- validation -------------------------------------------------------------------------
+    def points(self) -> list[tuple[float, float]]:
+        """The points this action touches, in its own space (validated actions only)."""
+        params = self.params
+        found = []
+        for x_key, y_key in (("x", "y"), ("x2", "y2")):
+            if params.get(x_key) is not None and params.get(y_key) is not None:
+                found.append((params[x_key], params[y_key]))
+        return found
+
+    def validated(self) -> Action:
+        """This action with canonical, checked parameters, or ``InvalidInputError`` saying what
+        is wrong (``"click needs params x and y"``, ``"x must be finite"``...).
+
+        Points are coerced from what models emit (``"143"``, ``"x=143"``), must be finite, and
+        in the normalized space are clamped to 0..1000 and rounded. Scroll amounts are clamped
+        to 1..50 notches, typed text to 10,000 characters, waits to 60 s.
+        """
+        kind, params = self.action_type, self.params
+        out: dict[str, Any] = {}
+        if kind in SPATIAL_ACTIONS:
+            point = self._point(_POINT_KEYS, required=kind is not ActionType.SCROLL)
+            if point is None and self.space == "normalized":  # a scroll without a point
+                point = (NORMALIZED_MAX // 2, NORMALIZED_MAX // 2)
+            if point is not None:
+                out["x"], out["y"] = point
+        if kind is ActionType.DRAG:
+            end = self._point(_END_KEYS, required=True, what="x2 and y2")
+            out["x2"], out["y2"] = end
+            steps, duration = params.get("steps"), params.get("duration")
+            if steps is not None:
+                if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+                    raise InvalidInputError(f"drag steps must be an integer >= 1, got {steps!r}")
+                out["steps"] = min(steps, MAX_DRAG_STEPS)
+            if duration is not None:
+                out["duration"] = min(_number(duration, "drag duration", 0), MAX_WAIT_SECONDS)
+        elif kind is ActionType.SCROLL:
+            direction = str(params.get("direction", "down")).strip().lower()
+            if direction not in SCROLL_DIRECTIONS:
+                raise InvalidInputError(
+                    f"scroll direction must be one of {SCROLL_DIRECTIONS}, got {direction!r}"
+                )
+            amount = _first(params, ("amount", "notches", "clicks"))
+            if amount is None:
+                amount = DEFAULT_SCROLL_AMOUNT
+            amount = _number(amount, "scroll amount", 0)
+            out["direction"] = direction
+            out["amount"] = min(max(round(amount), 1), MAX_SCROLL_AMOUNT)
+        elif kind is ActionType.CLICK and params.get("button") is not None:
+            if params["button"] not in BUTTONS:
+                raise InvalidInputError(
+                    f"button must be one of {BUTTONS}, got {params['button']!r}"
+                )
+            out["button"] = params["button"]
+        elif kind is ActionType.TYPE:
+            text = _first(params, ("text", "content"))
+            if not isinstance(text, str) or not text:
+                raise InvalidInputError(f"{self.name} needs param 'text' (a non-empty string)")
+            out["text"] = text[:MAX_TEXT]
+        elif kind is ActionType.KEY:
+            keys = _first(params, ("keys", "key", "text"))
+            if isinstance(keys, (list, tuple)) and keys and all(isinstance(k, str) for k in keys):
+                keys = "+".join(keys)  # ["ctrl", "s"]: one combination
+            if not isinstance(keys, str) or not keys.strip():
+                raise InvalidInputError(f"{self.name} needs param 'keys' such as 'ctrl+s'")
+            out["keys"] = keys.strip()
+        elif kind is ActionType.WAIT:
+            seconds = params.get("seconds", 1.0)
+            out["seconds"] = min(_number(seconds, "wait seconds", 0), MAX_WAIT_SECONDS)
+        elif kind is ActionType.LAUNCH_APP:
+            command = params.get("command")
+            if not (
+                (isinstance(command, str) and command.strip())
+                or (
+                    isinstance(command, (list, tuple))
+                    and command
+                    and all(isinstance(part, str) for part in command)
+                )
+            ):
+                raise InvalidInputError(f"launch_app needs param 'command', got {command!r}")
+            out["command"] = command if isinstance(command, str) else list(command)
+        return Action(kind, out, self.reasoning, self.space)
+
+    def _point(
+        self, keys: tuple[tuple[str, ...], tuple[str, ...]], *, required: bool, what: str = ""
+    ) -> tuple[float, float] | None:
+        x, y = (_first(self.params, names) for names in keys)
+        if x is None or y is None:
+            if not required and x is None and y is None:
+                return None
+            need = what or f"{keys[0][0]} and {keys[1][0]}"
+            raise InvalidInputError(f"{self.name} needs params {need}, got {sorted(self.params)}")
+        return self._coordinate(x, keys[0][0]), self._coordinate(y, keys[1][0])
+
+    def _coordinate(self, value: Any, name: str) -> float:
+        if isinstance(value, str):
+            number = coerce_coordinate(value, name)
+        else:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                kind = type(value).__name__
+                raise InvalidInputError(f"{name} must be a number, got {kind} {value!r}")
+            if not math.isfinite(value):
+                raise InvalidInputError(f"{name} must be finite, got {value!r}")
+            number = value
+        if self.space == "normalized":
+            return min(max(round(number), 0), NORMALIZED_MAX)
+        return number

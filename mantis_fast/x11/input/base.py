@@ -1,0 +1,289 @@
+"""``Input``: one interface for pointer and keyboard, whatever carries the events.
+
+``Input(display, backend="xtest")`` is a factory: it returns an instance of the backend class
+registered under that name (``XTestInput``, ``XdotoolInput``), each a subclass of ``Input``.
+The base class owns what both share, so they cannot drift apart:
+
+* one python-xlib connection, used for the live screen size: the root window's
+  ``ConfigureNotify`` events arrive on it, so after an ``xrandr`` resize the next action is
+  clamped to the new size (a non-blocking look at the socket per action, no round trip);
+* the dispatch contract: coordinates are root-window pixels; non-numbers and non-finite values
+  raise ``InvalidInputError``; points outside the screen are clamped to ``[0, W-1] x [0, H-1]``;
+* argument checks (buttons, counts, directions, key names, text) and the drag path;
+* the lifecycle: a gone or hung server raises ``ConnectionLostError`` and drops the connection.
+
+A backend implements the primitive operations (``_move``, ``_click``, ...) on checked
+arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import select
+from typing import Any, ClassVar
+
+from Xlib import X
+from Xlib import error as xerror
+
+from mantis_fast._closing import Closing
+from mantis_fast.errors import (
+    ConnectionLostError,
+    InputError,
+    InvalidInputError,
+    ServerHungError,
+)
+from mantis_fast.x11.connection import XConnectError, abandon, display_name, open_display
+from mantis_fast.x11.connection import read_available as _read_available
+from mantis_fast.x11.input.keys import canonical_key_name, parse_combo
+
+__all__ = ["BUTTONS", "SCROLL_BUTTONS", "Input"]
+
+BUTTONS = {"left": 1, "middle": 2, "right": 3}
+SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
+_GONE = (xerror.ConnectionClosedError, OSError)
+
+
+class Input(Closing):
+    """Pointer and keyboard for one X display (``None`` -> ``$DISPLAY``).
+
+    ``backend`` picks the implementation: ``"xtest"`` (in-process XTest, ~0.1 ms an action) or
+    ``"xdotool"`` (one ``xdotool`` process an action, the compatibility reference). The object
+    returned is an instance of that backend's class; ``backend`` names it.
+    """
+
+    backends: ClassVar[dict[str, type[Input]]] = {}
+    backend: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.backend:
+            Input.backends[cls.backend] = cls
+
+    def __new__(cls, display: str | None = None, backend: str = "xtest", **kwargs: Any) -> Input:
+        if cls is Input:
+            if backend not in Input.backends:
+                known = sorted(Input.backends)
+                raise InvalidInputError(f"backend must be one of {known}, got {backend!r}")
+            cls = Input.backends[backend]
+        return super().__new__(cls)
+
+    def __init__(
+        self, display: str | None = None, backend: str = "xtest", *, timeout: float = 5.0
+    ) -> None:
+        if not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise InvalidInputError(
+                f"timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        self.display_name = display_name(display)
+        self.timeout = float(timeout)
+        self._closed = False
+        try:
+            self._x = open_display(self.display_name)
+        except XConnectError as exc:
+            raise InputError(f"cannot connect to X display {self.display_name!r}: {exc}") from None
+        try:
+            self._root = self._x.screen().root
+            # Root ConfigureNotify keeps ``size`` live: it rides on this connection for free.
+            self._root.change_attributes(event_mask=X.StructureNotifyMask)
+            geometry = self._root.get_geometry()
+            self._size = (geometry.width, geometry.height)
+            self._open()
+        except _GONE as exc:
+            self._abandon()
+            raise ConnectionLostError(
+                f"X display {self.display_name} went away while starting input: {exc}"
+            ) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
+        """Backend set-up on the open connection (check the extension, find the binary)."""
+
+    # -- the live screen size ---------------------------------------------------------------
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) of the root window now: resizes are picked up without a round trip."""
+        self._check_open()
+        try:
+            if select.select([self._x.display.socket], [], [], 0)[0]:
+                _read_available(self._x)
+            self._handle_events()
+        except _GONE as exc:
+            self._abandon()
+            raise ConnectionLostError(f"X display {self.display_name} is gone: {exc}") from None
+        return self._size
+
+    def _handle_events(self) -> None:
+        """Drain queued events: root resizes update the size; backends may want others."""
+        while self._x.display.event_queue:
+            event = self._x.next_event()
+            if event.type == X.ConfigureNotify and event.window == self._root:
+                self._size = (event.width, event.height)
+            else:
+                self._on_event(event)
+
+    def _on_event(self, event: Any) -> None:
+        """A queued event other than a root resize (the XTest backend tracks keymap changes)."""
+
+    # -- pointer ----------------------------------------------------------------------------
+    def move(self, x: float, y: float) -> None:
+        self._move(*self._point(x, y))
+
+    def click(self, x: float, y: float, button: str = "left", count: int = 1) -> None:
+        point = self._point(x, y)
+        self._click(point, self._button(button), _positive_int(count, "count"))
+
+    def double_click(self, x: float, y: float, button: str = "left") -> None:
+        self.click(x, y, button, count=2)
+
+    def mouse_down(self, button: str = "left") -> None:
+        self._button_event(self._button(button), press=True)
+
+    def mouse_up(self, button: str = "left") -> None:
+        self._button_event(self._button(button), press=False)
+
+    def drag(
+        self,
+        x1: float,
+        y1: float,
+        x2: float,
+        y2: float,
+        *,
+        steps: int = 10,
+        duration: float = 0.0,
+        button: str = "left",
+    ) -> None:
+        """Press at (x1, y1), move to (x2, y2) in ``steps`` even steps over ``duration`` s,
+        release."""
+        start, end = self._point(x1, y1), self._point(x2, y2)
+        steps = _positive_int(steps, "steps")
+        if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration >= 0):
+            raise InvalidInputError(f"duration must be a finite number >= 0, got {duration!r}")
+        path = [
+            (
+                round(start[0] + (end[0] - start[0]) * i / steps),
+                round(start[1] + (end[1] - start[1]) * i / steps),
+            )
+            for i in range(1, steps + 1)
+        ]
+        self._drag(start, path, self._button(button), duration / steps)
+
+    def scroll(self, x: float, y: float, direction: str = "down", notches: int = 1) -> None:
+        """Wheel ``notches`` clicks at (x, y): buttons 4/5 (up/down) and 6/7 (left/right)."""
+        point = self._point(x, y)
+        if direction not in SCROLL_BUTTONS:
+            raise InvalidInputError(
+                f"direction must be one of {sorted(SCROLL_BUTTONS)}, got {direction!r}"
+            )
+        self._click(point, SCROLL_BUTTONS[direction], _positive_int(notches, "notches"))
+
+    # -- keyboard ---------------------------------------------------------------------------
+    def key(self, combo: str) -> None:
+        """Press and release a combination such as ``"ctrl+shift+t"`` or ``"Return"``."""
+        self._check_open()
+        self._key([canonical_key_name(name) for name in parse_combo(combo)])
+
+    def type(self, text: str) -> None:
+        """Type ``text`` character by character, including characters absent from the keymap."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+        self._check_open()
+        if text:
+            self._type(text)
+
+    # -- what a backend implements (arguments already checked) ------------------------------
+    def _move(self, x: int, y: int) -> None:
+        raise NotImplementedError
+
+    def _click(self, point: tuple[int, int], button: int, count: int) -> None:
+        raise NotImplementedError
+
+    def _button_event(self, button: int, *, press: bool) -> None:
+        raise NotImplementedError
+
+    def _drag(
+        self, start: tuple[int, int], path: list[tuple[int, int]], button: int, pause: float
+    ) -> None:
+        raise NotImplementedError
+
+    def _key(self, names: list[str]) -> None:
+        raise NotImplementedError
+
+    def _type(self, text: str) -> None:
+        raise NotImplementedError
+
+    # -- validation -------------------------------------------------------------------------
+    def _point(self, x: float, y: float) -> tuple[int, int]:
+        width, height = self.size
+        return _coordinate(x, "x", width), _coordinate(y, "y", height)
+
+    @staticmethod
+    def _button(button: str) -> int:
+        if button not in BUTTONS:
+            raise InvalidInputError(f"button must be one of {sorted(BUTTONS)}, got {button!r}")
+        return BUTTONS[button]
+
+    # -- lifecycle --------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InputError("this Input is closed")
+
+    def _lost(self, exc: BaseException | None = None) -> ConnectionLostError:
+        """Drop the connection and say why (``raise self._lost(exc) from None``)."""
+        self._abandon()
+        return ConnectionLostError(f"X display {self.display_name} is gone: {exc}")
+
+    def _hung(self) -> ServerHungError:
+        """Drop the connection of a server that stopped answering, and say so."""
+        self._abandon()
+        return ServerHungError(
+            f"X display {self.display_name} did not answer within {self.timeout}s"
+        )
+
+    def _abandon(self) -> None:
+        self._closed = True
+        if getattr(self, "_x", None) is not None:
+            abandon(self._x)
+
+    def close(self) -> None:
+        """Close the connection (a backend first undoes what it changed on the server)."""
+        if self._closed:
+            return
+        self._closed = True
+        if getattr(self, "_x", None) is None:
+            return
+        with contextlib.suppress(*_GONE):
+            self._before_close()
+            self._x.close()
+
+    def _before_close(self) -> None:
+        """Undo server-side changes before the connection closes (XTest: scratch keycodes)."""
+
+    def __del__(self) -> None:
+        if not getattr(self, "_closed", True):
+            self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{self._size[0]}x{self._size[1]}"
+        return f"<{type(self).__name__} {self.display_name} {state}>"
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
+    return value
+
+
+def _coordinate(value: object, name: str, limit: int) -> int:
+    """A pixel coordinate from an int/float, clamped to [0, limit - 1]; junk raises."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise InvalidInputError(f"{name} must be finite, got {value!r}")
+    return min(max(round(value), 0), limit - 1)

@@ -1,0 +1,205 @@
+"""The XTest backend: ``FakeInput`` requests on our own connection, one bounded round trip per
+action (~0.1 ms, where an ``xdotool`` process costs ~100 ms).
+
+Characters absent from the keymap are typed as xdotool types them: a keycode nothing uses is
+bound to the character's keysym for the moment, and unbound again on ``close()``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from Xlib import XK, X
+from Xlib.ext import xtest
+from Xlib.protocol import request as xrequest
+
+from mantis_fast.errors import InputError
+from mantis_fast.x11.connection import XTimeoutError, wait_reply
+from mantis_fast.x11.input.base import _GONE, Input
+from mantis_fast.x11.input.keys import char_keysym, keysym_for_name
+
+__all__ = ["XTestInput"]
+
+# After remapping a keycode, clients need a moment to re-read the keymap (see XTestInput._premap).
+KEYMAP_SETTLE_S = 0.02
+SCRATCH_UNMAP_DELAY_S = 0.2
+
+
+class XTestInput(Input):
+    """Pointer and keyboard through the XTEST extension, in process."""
+
+    backend = "xtest"
+
+    def _open(self) -> None:
+        self._scratch: list[int] = []  # spare keycodes we mapped, oldest first
+        self._scratch_map: dict[int, int] = {}  # keysym -> scratch keycode
+        if not self._x.query_extension("XTEST"):
+            raise InputError(f"X display {self.display_name} has no XTEST extension")
+
+    # -- primitives -------------------------------------------------------------------------
+    def _move(self, x: int, y: int) -> None:
+        self._motion(x, y)
+        self._sync()
+
+    def _click(self, point: tuple[int, int], button: int, count: int) -> None:
+        self._motion(*point)
+        for _ in range(count):
+            self._fake(X.ButtonPress, button)
+            self._fake(X.ButtonRelease, button)
+        self._sync()
+
+    def _button_event(self, button: int, *, press: bool) -> None:
+        self._fake(X.ButtonPress if press else X.ButtonRelease, button)
+        self._sync()
+
+    def _drag(
+        self, start: tuple[int, int], path: list[tuple[int, int]], button: int, pause: float
+    ) -> None:
+        self._motion(*start)
+        self._fake(X.ButtonPress, button)
+        self._sync()
+        for px, py in path:
+            self._motion(px, py)
+            if pause:
+                self._sync()
+                time.sleep(pause)
+        self._fake(X.ButtonRelease, button)
+        self._sync()
+
+    def _key(self, names: list[str]) -> None:
+        codes = [self._keycode_for(keysym_for_name(name)) for name in names]
+        pressed: list[int] = []
+        for keycode, shifted in codes:
+            if shifted and len(codes) == 1:
+                pressed.append(self._shift_keycode())
+                self._fake(X.KeyPress, pressed[-1])
+            pressed.append(keycode)
+            self._fake(X.KeyPress, keycode)
+        for keycode in reversed(pressed):
+            self._fake(X.KeyRelease, keycode)
+        self._sync()
+
+    def _type(self, text: str) -> None:
+        keysyms = [char_keysym(char) for char in text]
+        self._premap(keysyms)
+        shift = None
+        for keysym in keysyms:
+            keycode, shifted = self._keycode_for(keysym)
+            if shifted:
+                shift = shift or self._shift_keycode()
+                self._fake(X.KeyPress, shift)
+            self._fake(X.KeyPress, keycode)
+            self._fake(X.KeyRelease, keycode)
+            if shifted:
+                self._fake(X.KeyRelease, shift)
+        self._sync()
+
+    # -- XTest plumbing ---------------------------------------------------------------------
+    def _fake(self, event_type: int, detail: int) -> None:
+        self._check_open()
+        xtest.fake_input(self._x, event_type, detail)
+
+    def _motion(self, x: int, y: int) -> None:
+        self._check_open()
+        xtest.fake_input(self._x, X.MotionNotify, 0, X.CurrentTime, self._root, x, y)
+
+    def _sync(self) -> None:
+        """One bounded round trip: the server has processed every event we sent."""
+        try:
+            wait_reply(
+                self._x, xrequest.GetInputFocus(display=self._x.display, defer=True), self.timeout
+            )
+            self._handle_events()  # keeps the queue from growing, the keymap cache current
+        except XTimeoutError:
+            raise self._hung() from None
+        except _GONE as exc:
+            raise self._lost(exc) from None
+
+    def _on_event(self, event: Any) -> None:
+        # Every client gets MappingNotify (ours too, from scratch keycodes).
+        if event.type == X.MappingNotify and event.request == X.MappingKeyboard:
+            self._x.refresh_keyboard_mapping(event)
+
+    # -- the keymap -------------------------------------------------------------------------
+    def _keycode_for(self, keysym: int) -> tuple[int, bool]:
+        """(keycode, needs shift) for a keysym, mapping a spare keycode when the keymap lacks it."""
+        for keycode, index in self._x.keysym_to_keycodes(keysym):
+            if index in (0, 1):
+                return keycode, index == 1
+        if keysym in self._scratch_map:
+            return self._scratch_map[keysym], False
+        return self._map_scratch(keysym), False
+
+    def _premap(self, keysyms: list[int]) -> None:
+        """Map every keysym of a text that the keymap lacks before typing any of it.
+
+        Clients re-read the keymap when MappingNotify reaches them, and Tk does so lazily: a key
+        pressed right after its mapping changed can be read with the old one. So the mappings
+        go out together, then one pause lets clients catch up, instead of one per character.
+        """
+        missing = []
+        for keysym in dict.fromkeys(keysyms):
+            if keysym in self._scratch_map or any(
+                index in (0, 1) for _, index in self._x.keysym_to_keycodes(keysym)
+            ):
+                continue
+            missing.append(keysym)
+        capacity = len(self._spare_keycodes())
+        for keysym in missing[:capacity]:
+            self._map_scratch(keysym, settle=False)
+        if missing:
+            self._sync()
+            time.sleep(KEYMAP_SETTLE_S)
+
+    def _keysyms_per_keycode(self) -> int:
+        if not hasattr(self, "_row_width"):
+            self._row_width = len(
+                self._x.get_keyboard_mapping(self._x.display.info.min_keycode, 1)[0]
+            )
+        return self._row_width
+
+    def _spare_keycodes(self) -> list[int]:
+        if not self._scratch:
+            first = self._x.display.info.min_keycode
+            count = self._x.display.info.max_keycode - first + 1
+            mapping = self._x.get_keyboard_mapping(first, count)
+            self._scratch = [first + i for i, syms in enumerate(mapping) if not any(syms)]
+            if not self._scratch:
+                raise InputError("no spare keycode to map an unmapped character to")
+        return self._scratch
+
+    def _map_scratch(self, keysym: int, *, settle: bool = True) -> int:
+        """Bind ``keysym`` to a keycode nothing uses, as xdotool does for unmapped characters.
+
+        Scratch keycodes are reused oldest first, so a client that re-reads the keymap late
+        still sees the right symbol for every recent character.
+        """
+        self._spare_keycodes()
+        keycode = self._scratch.pop(0)
+        self._scratch.append(keycode)
+        stale = [k for k, code in self._scratch_map.items() if code == keycode]
+        for k in stale:
+            del self._scratch_map[k]
+        # Every column, as xdotool does: XKB derives its key type from the core row, and a row
+        # with NoSymbol columns can come out as a type whose level 1 clients read as nothing.
+        self._x.change_keyboard_mapping(keycode, [(keysym,) * self._keysyms_per_keycode()])
+        self._scratch_map[keysym] = keycode  # the source of truth for scratch codes
+        if settle:
+            self._sync()
+            time.sleep(KEYMAP_SETTLE_S)
+        return keycode
+
+    def _shift_keycode(self) -> int:
+        return self._x.keysym_to_keycode(XK.string_to_keysym("Shift_L"))
+
+    def _before_close(self) -> None:
+        """Unmap the scratch keycodes we mapped."""
+        if not self._scratch_map:
+            return
+        # Clients such as Tk look a keycode up lazily, when they process the key event:
+        # unmapping at once can race with that and turn the last characters into nothing.
+        time.sleep(SCRATCH_UNMAP_DELAY_S)
+        for keycode in self._scratch_map.values():
+            self._x.change_keyboard_mapping(keycode, [(X.NoSymbol,) * self._keysyms_per_keycode()])
+        self._x.sync()  # processed before any other client can look at the keymap
