@@ -11,6 +11,9 @@ SYSTEM_BINARIES := Xvfb xdotool xrandr chromium
 SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core
 
 KERNELS := $(shell find mantis_fast -name '_*.pyx')
+# Dotted module names of the compiled kernels (mantis_fast/pixels/_diff.pyx -> mantis_fast.pixels._diff),
+# whose hand-written .pyi stubs `make lint` checks against the built modules with mypy's stubtest.
+STUB_MODULES := $(subst /,.,$(KERNELS:.pyx=))
 
 .PHONY: test demo bench lint build system-deps clean
 
@@ -44,16 +47,22 @@ demo: system-deps build
 # python-xlib).
 PYAUTOGUI := pyautogui pymsgbox pytweening pyscreeze pygetwindow mouseinfo pyperclip
 
+# The suites in benchmarks/ are the cases; benchmarks/report.py turns their JSON into
+# bench-results/bench.json, bench.md (the README's ratio table) and bench.png.
 bench: system-deps build
 	$(PY) -c "import pyautogui" 2>/dev/null || $(PY) -m pip install -q --no-deps $(PYAUTOGUI)
+	mkdir -p bench-results
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds \
-		--benchmark-sort=name --benchmark-group-by=group
-	$(PY) -m mantis_fast.cli bench --out bench-results
+		--benchmark-sort=name --benchmark-group-by=group \
+		--benchmark-json=bench-results/pytest-benchmark.json
+	$(PY) benchmarks/report.py bench-results/pytest-benchmark.json --out bench-results
 
-lint: $(STAMP)
+# stubtest imports the compiled kernels, hence `build` (a no-op when nothing changed).
+lint: build
 	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py
 	$(VENV)/bin/ruff format --check mantis_fast tests benchmarks setup.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(KERNELS)
+	$(VENV)/bin/stubtest --mypy-config-file stubtest.ini --allowlist stubtest-allowlist.txt $(STUB_MODULES)
 
 clean:
 	rm -rf build *.egg-info $$(find mantis_fast -name '*.so' -o -name '_*.c' -o -name '_*.html')

@@ -1,7 +1,8 @@
-# Stub for the compiled module built from src_cython/_loop.pyx (inputs validated by
-# mantis_fast.trajectory; flags are written into ``out``, 1 = loop).
+# Stub for the compiled module built from _loop.pyx beside it (inputs validated by
+# mantis_fast.loops.trajectory; flags are written into ``out``, 1 = loop).
 
 import numpy as np
+from typing_extensions import Self, disjoint_base
 
 def drift_flags(
     x: np.ndarray,  # const double[::1], (T,)
@@ -25,13 +26,19 @@ def state_flags(
     out: np.ndarray,  # uint8_t[::1], (T,)
 ) -> None: ...
 
+@disjoint_base
 class DriftRing:
     """Preallocated ring of the last ``capacity`` drift samples (code, x, y) for LoopDetector."""
 
-    capacity: int  # Py_ssize_t
-    head: int  # Py_ssize_t, slot of the newest sample
-    kind_run: int  # Py_ssize_t, trailing samples sharing one non-zero drift code (<= capacity)
-    def __init__(self, capacity: int) -> None: ...
+    # Arguments go to __cinit__ (the type's tp_new), so they are typed on __new__, not __init__.
+    def __new__(cls, capacity: int) -> Self: ...  # Py_ssize_t capacity, >= 1
+    @property
+    def capacity(self) -> int: ...  # cdef readonly Py_ssize_t
+    @property
+    def head(self) -> int: ...  # cdef readonly Py_ssize_t, slot of the newest sample
+    @property
+    def kind_run(self) -> int: ...  # cdef readonly Py_ssize_t, trailing samples sharing one
+    #   non-zero drift code (<= capacity)
     def clear(self) -> None: ...
     def push(self, code: int, x: float, y: float) -> None: ...  # int code, double x, double y
     def within(self, window: int, tol: float) -> bool: ...  # Py_ssize_t window, double tol

@@ -1,4 +1,4 @@
-# Stub for the compiled module built from src_cython/_diff.pyx (Cython types as comments).
+# Stub for the compiled module built from _diff.pyx beside it (Cython types as comments).
 # Frames are 2-D byte-row views (H, W * channels) with contiguous bytes within a row.
 
 import numpy as np

@@ -1,4 +1,4 @@
-# Stub for the compiled module built from src_cython/_resize.pyx (Cython types as comments).
+# Stub for the compiled module built from _resize.pyx beside it (Cython types as comments).
 # Images are 2-D byte-row views: src (H, W * channels), out (out_h, out_w * out_channels),
 # any row stride, contiguous bytes within a row. Callers validate everything first.
 

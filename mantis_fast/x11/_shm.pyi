@@ -1,11 +1,19 @@
-# Stub for the compiled module built from src_cython/_shm.pyx.
+# Stub for the compiled module built from _shm.pyx beside it.
 
+import sys
+
+from typing_extensions import Self, disjoint_base
+
+@disjoint_base
 class SharedSegment:
     """A private SysV shared-memory segment attached to this process (1-D writable uint8 buffer)."""
 
-    shmid: int
-    size: int
-    def __init__(self, size: int) -> None: ...
+    # Arguments go to __cinit__ (the type's tp_new), so they are typed on __new__, not __init__.
+    def __new__(cls, size: int) -> Self: ...  # Py_ssize_t size, > 0
+    @property
+    def shmid(self) -> int: ...  # cdef readonly int
+    @property
+    def size(self) -> int: ...  # cdef readonly Py_ssize_t
     def mark_removed(self) -> None: ...
     @property
     def attached(self) -> bool: ...
@@ -14,4 +22,7 @@ class SharedSegment:
     @property
     def borrowed(self) -> int: ...
     def close(self) -> None: ...
-    def __buffer__(self, flags: int, /) -> memoryview: ...
+    # The buffer protocol (__getbuffer__/__releasebuffer__) has Python-level names from 3.12 on.
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
