@@ -1,6 +1,6 @@
 """The whole loop on a real Xvfb: scripted model replies click through capture, crop, resize,
 overlays, the model client and XTest, and a Tk app confirms every hit at the right pixel.
-Then 004's failure scenarios B-E, each against the same real stack."""
+Then the agent contract's failure scenarios B-E, each against the same real stack."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def assert_batch_equals_scalar(batch, scalar, points, *args, **kwargs):
             batch(points, *args, **kwargs)
 
 
-# -- brain -> display (000) ---------------------------------------------------------------
+# -- model image -> display ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -431,7 +431,7 @@ def test_clamp_to_screen_composes_with_parse_point():
         clamp_to_screen(1, 1, (0, 1080))
 
 
-# -- normalized 0..1000 (004) -------------------------------------------------------------
+# -- normalized 0..1000 ----------------------------------------------------------------
 
 SCREEN = (1920, 1080)
 

@@ -1,4 +1,4 @@
-"""Displays (source document 003): descriptors, xrandr parsing, local <-> global, live RandR."""
+"""Displays (the multi-monitor contract): descriptors, xrandr parsing, local <-> global, live RandR."""
 
 from __future__ import annotations
 

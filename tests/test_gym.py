@@ -1,4 +1,4 @@
-"""The Gym environment and runner against a real Tk app on Xvfb (source document 000)."""
+"""The Gym environment and runner against a real Tk app on Xvfb (the model-image -> display contract)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adaptive click tolerance (source document 002) and the streaming LoopDetector."""
+"""Adaptive click tolerance and the streaming LoopDetector."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def _adaptive_by_default(monkeypatch):
 
 # --- compute_click_tol_px -------------------------------------------------------------------
 
-# Source document 002's scaling table: (w, h) -> tolerance. Its diagonal column is recomputed
+# The adaptive tolerance's published scaling table: (w, h) -> tolerance. Its diagonal column is recomputed
 # below rather than copied (its 1280x800 row says 1430 px; hypot gives 1509 px).
 SCALING_TABLE = [
     ((1280, 800), 8),
@@ -80,7 +80,7 @@ def test_scaling_table(viewport, expected):
 
 def test_table_diagonals_are_computed_not_copied():
     diagonals = {vp: math.hypot(*vp) for vp, _ in SCALING_TABLE}
-    assert round(diagonals[(1280, 800)]) == 1509  # 002 prints 1430: a slip; floor either way
+    assert round(diagonals[(1280, 800)]) == 1509  # the table prints 1430: a slip; floor either way
     assert int(diagonals[(1366, 768)]) == 1567
     assert int(diagonals[(1920, 1080)]) == 2202
     assert int(diagonals[(2560, 1440)]) == 2937

@@ -369,7 +369,7 @@ def test_hard_stops_follow_canvas_order():
 
 
 def test_default_heat_centre_value():
-    """Centre of a click on mid grey: 004's orange at the first stop, rgba(255,120,0,0.85)."""
+    """Centre of a click on mid grey: the default orange at the first stop, rgba(255,120,0,0.85)."""
     image = np.full((50, 50, 3), 128, np.uint8)
     draw_heat(image, 25, 25, 10)
     expected = [math.floor(128 + (c - 128) * 0.85 + 0.5) for c in (255, 120, 0)]
@@ -438,7 +438,7 @@ def test_parse_colour(text, rgba):
 
 
 def ref_annotate(image, layers, boxes, ui, coords):
-    """004's drawing order from the reference primitives: bboxes, then every trail turn
+    """The overlay contract's drawing order from the reference primitives: bboxes, then every trail turn
     oldest first (alpha (i+1)/L, scale shrink**age), drags with a 0.6 end disc and a line."""
     h, w = image.shape[:2]
 

@@ -5,6 +5,7 @@ vision-language model that finds and clicks them, ``run`` the runner that wires 
 private Xvfb through the Gym environment and reports every hit and miss.
 """
 
-from mantis_fast.demo.run import TargetBrain, run_demo
+from mantis_fast.demo.brain import TargetBrain
+from mantis_fast.demo.run import run_demo
 
 __all__ = ["TargetBrain", "run_demo"]

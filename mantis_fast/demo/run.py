@@ -1,10 +1,10 @@
 """``make demo``: the whole perception-action loop, on its own Xvfb, with nothing to configure.
 
 A real Tk app (``mantis_fast.demo.app``) shows red targets at random places on a 1920x1080
-screen. ``GymRunner`` drives a built-in local brain that sees only the *resized* image (1280x720
-by default), finds the target in it, annotates and encodes its view as a model client would, and
-clicks in its own image coordinates; the env maps them back to the display by source document
-000's contract. The app reports every hit and miss; a single miss fails the demo.
+screen. ``GymRunner`` drives a local stand-in for a model (``mantis_fast.demo.brain``) that sees
+only the *resized* image (1280x720 by default) and clicks in its own image coordinates; the env
+maps them back to the screen by the coordinate contract (``round(x * W / w)``, half to even).
+The app reports every hit and miss; a single miss fails the demo.
 """
 
 from __future__ import annotations
@@ -19,86 +19,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from mantis_fast.demo.brain import TargetBrain
 from mantis_fast.errors import AppError, InvalidInputError
-from mantis_fast.gym import Action, ActionType, GymRunner, XdotoolGymEnv
-from mantis_fast.pixels.encode import encode_png
-from mantis_fast.pixels.image import resize
-from mantis_fast.pixels.overlay import Trail, annotate
+from mantis_fast.gym import GymRunner, XdotoolGymEnv
 
-__all__ = ["TargetBrain", "run_demo"]
+__all__ = ["run_demo"]
 
 SCREEN = (1920, 1080)
 STAGES = ("capture", "resize", "find", "annotate", "encode", "dispatch", "settle")
-
-
-class TargetBrain:
-    """Finds the red target in a downscaled view of the screen and clicks its centre.
-
-    It stands in for a vision-language model: it sees only ``image_size`` pixels, answers in
-    that image's coordinates, and reports ``last_image_size`` so the env maps the click back.
-    Each view is annotated with the click (orange heat, a fading trail) and PNG-encoded, as a
-    model client would send it, and saved to ``run_dir``.
-    """
-
-    def __init__(self, image_size: tuple[int, int], run_dir: Path, clicks: int) -> None:
-        self.image_size = image_size
-        self.run_dir = run_dir
-        self.clicks_left = clicks
-        self.last_image_size: tuple[int, int] | None = None
-        self.last_resize_s = 0.0
-        self.timings: list[dict[str, float]] = []
-        self.trail = Trail(turns=3, shrink=0.8)
-        width, height = image_size
-        self._view = np.empty((height, width, 3), np.uint8)
-
-    def think(self, observation: np.ndarray, instruction: str, history: list[dict]) -> Action:
-        if self.clicks_left <= 0:
-            return Action(ActionType.DONE, reasoning="every target clicked")
-        started = time.perf_counter()
-        view = resize(observation, self.image_size, out=self._view)
-        resized = time.perf_counter()
-        point = find_red_target(view)
-        found = time.perf_counter()
-        self.last_image_size, self.last_resize_s = self.image_size, resized - started
-        if point is None:
-            return Action(ActionType.WAIT, {"seconds": 0.05}, reasoning="no target visible yet")
-        x, y = point
-        annotate(view, [{"name": "click", "x1": x, "y1": y}], trail=self.trail)
-        annotated = time.perf_counter()
-        png = encode_png(view)
-        encoded = time.perf_counter()
-        step = len(self.timings) + 1
-        (self.run_dir / f"turn_{step:04d}_annotated.png").write_bytes(png)
-        self.timings.append(
-            {
-                "resize": resized - started,
-                "find": found - resized,
-                "annotate": annotated - found,
-                "encode": encoded - annotated,
-            }
-        )
-        self.clicks_left -= 1
-        return Action(ActionType.CLICK, {"x": x, "y": y}, reasoning="click the red target")
-
-
-def find_red_target(view: np.ndarray) -> tuple[int, int] | None:
-    """Centre of the red disc in an RGB image: coarse search on every 4th pixel, then refine."""
-
-    def red(pixels: np.ndarray) -> np.ndarray:
-        r, g, b = (pixels[..., i].astype(np.int16) for i in range(3))
-        return (r > 170) & (g < 90) & (b < 90)
-
-    coarse = red(view[::4, ::4])
-    if not coarse.any():
-        return None
-    ys, xs = np.nonzero(coarse)
-    cy, cx = int(np.median(ys)) * 4, int(np.median(xs)) * 4
-    top, left = max(cy - 40, 0), max(cx - 40, 0)
-    window = red(view[top : cy + 40, left : cx + 40])
-    ys, xs = np.nonzero(window)
-    return round(left + (xs.min() + xs.max()) / 2), round(top + (ys.min() + ys.max()) / 2)
 
 
 class _App:

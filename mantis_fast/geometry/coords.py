@@ -208,7 +208,7 @@ def clamp_to_screen(x: object, y: object, size: object) -> tuple[int, int]:
     )
 
 
-# -- brain -> display (000) -----------------------------------------------------------------
+# -- model image -> display: round(x * W / w), half to even --------------------------------
 
 
 def scale_brain_to_display(
@@ -237,7 +237,7 @@ def scale_brain_to_display(
     )
 
 
-# -- normalized 0..1000 within a working area (004) -----------------------------------------
+# -- normalized 0..1000 within a working area ----------------------------------------------
 
 
 def _crop_values(crop: object) -> tuple[Number, Number, Number, Number]:

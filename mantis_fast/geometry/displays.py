@@ -3,7 +3,7 @@
 On X11 a monitor is a rectangle of the root window (RandR 1.5 ``GetMonitors``); pixels map to
 pixels (``scale_factor`` 1). When RandR reports no monitor, the whole root is one display.
 
-Coordinate contract (source document 003): the model sees one display and acts in that
+The multi-monitor contract: the model sees one display and acts in that
 display's *local* pixels; ``local_to_global`` adds the display's origin before dispatch
 (``coord_source="backing"`` divides by ``scale_factor`` first); ``global_to_local`` finds the
 display whose half-open box ``[x, x + w) x [y, y + h)`` holds a pixel. An unknown display id is

@@ -77,7 +77,7 @@ class GymRunner:
         self.soft_loop_window, self.hard_loop_window = soft_loop_window, hard_loop_window
         try:
             tolerance = compute_click_tol_px(env.screen_size)
-        except Exception:  # an env that cannot tell its size: the floor (002)
+        except Exception:  # an env that cannot tell its size: the floor
             tolerance = compute_click_tol_px(None)
         self.detector = LoopDetector(click_tol_px=tolerance, history=max(32, hard_loop_window))
 

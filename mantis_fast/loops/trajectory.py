@@ -27,12 +27,10 @@ import numpy as np
 
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.loops import _loop
-from mantis_fast.loops.detector import (
-    _DRIFT_CODE,
-    DRIFT_KINDS,
-    _check_click_tol,
-    _sample,
+from mantis_fast.loops.samples import DRIFT_CODE, DRIFT_KINDS, to_sample
+from mantis_fast.loops.tolerance import (
     adaptive_click_tol_enabled,
+    check_click_tol,
     effective_click_tol,
 )
 
@@ -128,7 +126,7 @@ def encode_drift_kinds(kinds: Any) -> np.ndarray:
                 raise InvalidInputError(
                     f"kind: expected action type names, got {name!r:.80} at index {i}"
                 )
-            codes[i] = _DRIFT_CODE.get(name.lower(), 0)
+            codes[i] = DRIFT_CODE.get(name.lower(), 0)
         return codes
     raise InvalidInputError(
         f"kind must hold integer codes or action type names, got dtype {arr.dtype}"
@@ -278,7 +276,7 @@ class Trajectory:
                 f"arrays must have the same length, got actions={n}, urls={len(urls)}, "
                 f"frames={len(frames)}"
             )
-        _check_click_tol(click_tol_px)
+        check_click_tol(click_tol_px)
         if adaptive not in (True, False, None):
             raise InvalidInputError(f"adaptive must be True, False or None, got {adaptive!r}")
         adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
@@ -293,7 +291,7 @@ class Trajectory:
         action_run = state_run = 0
         previous = None
         for t, (action, url, frame) in enumerate(zip(actions, urls, frames, strict=True)):
-            kind, code, x, y, reasoning, signature, frame_hash, url = _sample(action, url, frame)
+            kind, code, x, y, reasoning, signature, frame_hash, url = to_sample(action, url, frame)
             if code:
                 kinds[t], xs[t], ys[t] = code, x, y
                 tols[t] = effective_click_tol(click_tol_px, reasoning, adaptive)

@@ -13,10 +13,10 @@ brain_size, display_size)`` (``round(x * display_w / brain_w)``, half to even), 
 
 Policies and where they come from:
 
-- ``fixed_size``: an explicit target (source document 004's ``CAPTURE_WIDTH`` /
+- ``fixed_size``: an explicit target (the agent config's ``CAPTURE_WIDTH`` /
   ``CAPTURE_HEIGHT``: when both are set they fully specify the output).
-- ``scale_percent_size``: a uniform percentage of the post-crop size (004's
-  ``CAPTURE_SCALE_PERCENT``: 25 means 25 %, 100 or any value <= 0 means no scaling).
+- ``scale_percent_size``: a uniform percentage of the post-crop size (the agent
+  config's ``CAPTURE_SCALE_PERCENT``: 25 means 25 %, 100 or any value <= 0 means no scaling).
 - ``smart_resize`` / ``qwen_size``: Qwen-VL's rule (``qwen_vl_utils.smart_resize``): both sides
   multiples of ``factor`` (28 = 14-pixel patches merged 2x2 for Qwen2-VL and Qwen2.5-VL; 32 =
   16-pixel patches for Qwen3-VL), the area within ``[min_pixels, max_pixels]``, the aspect ratio
@@ -67,7 +67,7 @@ def fixed_size(width: int, height: int) -> tuple[int, int]:
 def scale_percent_size(source_size: tuple[int, int], percent: float) -> tuple[int, int]:
     """``percent`` % of ``source_size``, each side rounded half to even, at least 1 pixel.
 
-    ``percent <= 0`` means no scaling (the source document's convention), as does 100.
+    ``percent <= 0`` means no scaling (the agent config's convention), as does 100.
     """
     width, height = _size(source_size)
     if isinstance(percent, bool) or not isinstance(percent, Real) or not math.isfinite(percent):

@@ -1,0 +1,157 @@
+"""What a loop detector stores per step, and the one set of rules that reads it from the forms
+actions come in (an ``Action``, a mapping, an object with ``action_type``/``params``), shared by
+the streaming :class:`~mantis_fast.loops.detector.LoopDetector` and the batched
+:mod:`~mantis_fast.loops.trajectory`, so both give the same verdicts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from mantis_fast.errors import InvalidInputError
+
+__all__ = ["DRIFT_CODE", "DRIFT_KINDS", "action_point", "normalize_action", "to_sample"]
+
+#: Action types that can form a drift loop; their codes in batched arrays are 1..len(DRIFT_KINDS)
+#: in this order, 0 standing for every other action (and for spatial actions without a point).
+DRIFT_KINDS: tuple[str, ...] = ("click", "double_click", "right_click", "drag")
+DRIFT_CODE = {name: code for code, name in enumerate(DRIFT_KINDS, start=1)}
+
+# Where an action's point is looked up, in order; a drag's (x, y) is its start point.
+_POINT_KEYS = (("x", "y"), ("start_x", "start_y"), ("x1", "y1"))
+# Keys of the mapping form that are not params.
+_ENVELOPE_KEYS = frozenset({"type", "action_type", "reasoning", "params"})
+_MISSING = object()
+
+
+def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
+    """``(type, params, reasoning)`` of an action, the one normalisation every detector uses.
+
+    Accepted forms:
+
+    * an object with ``.action_type`` and ``.params`` (and optionally ``.reasoning``), where
+      ``action_type`` is a string or an enum whose ``.value`` is a string;
+    * a mapping with a ``"type"`` (or ``"action_type"``) key, an optional ``"reasoning"`` key and
+      either a ``"params"`` mapping or the params as its remaining keys.
+
+    The type is lower-cased; missing params are ``{}``, missing reasoning is ``""``. Anything else
+    raises ValueError naming what was received.
+    """
+    # Fast paths first (exact dicts, then attribute access): this runs once per agent step.
+    if type(action) is dict or (
+        getattr(action, "action_type", _MISSING) is _MISSING and isinstance(action, Mapping)
+    ):
+        kind = action.get("type")
+        if kind is None:
+            kind = action.get("action_type")
+        params = action.get("params")
+        if params is None:
+            params = {k: v for k, v in action.items() if k not in _ENVELOPE_KEYS}
+        reasoning = action.get("reasoning")
+    else:
+        try:
+            kind = action.action_type
+            params = action.params
+        except AttributeError:
+            raise InvalidInputError(
+                "action must be a mapping with a 'type' key or an object with .action_type and "
+                f".params, got {type(action).__name__} {action!r:.80}"
+            ) from None
+        reasoning = getattr(action, "reasoning", None)
+    if type(kind) is not str:
+        kind = getattr(kind, "value", kind)
+        if not isinstance(kind, str):
+            raise InvalidInputError(
+                f"action type must be a string or a string enum, got {kind!r:.80}"
+            )
+    if params is None:
+        params = {}
+    elif type(params) is not dict and not isinstance(params, Mapping):
+        raise InvalidInputError(f"action params must be a mapping, got {type(params).__name__}")
+    if reasoning is None:
+        reasoning = ""
+    elif type(reasoning) is not str and not isinstance(reasoning, str):
+        raise InvalidInputError(
+            f"action reasoning must be a string, got {type(reasoning).__name__}"
+        )
+    return kind.lower(), params, reasoning
+
+
+def _coordinate(name: str, value: Any) -> float:
+    if (type(value) is not int and type(value) is not float) and (
+        isinstance(value, (bool, str, bytes)) or not isinstance(value, Real)
+    ):
+        raise InvalidInputError(f"action {name} must be a real number, got {value!r:.80}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise InvalidInputError(f"action {name} must be finite, got {value!r:.80}") from None
+    if not math.isfinite(value):
+        raise InvalidInputError(f"action {name} must be finite, got {value}")
+    return value
+
+
+def action_point(params: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The point of an action: ``x``/``y``, else ``start_x``/``start_y``, else ``x1``/``y1``."""
+    for kx, ky in _POINT_KEYS:
+        x = params.get(kx)
+        if x is not None:
+            return _coordinate(kx, x), _coordinate(ky, params.get(ky))
+    return None
+
+
+_frame_hash = None
+
+
+def _hash_frame(frame: Any) -> str:
+    """Frame hash of an image via ``mantis_fast.pixels.frames.frame_hash`` (imported on first
+    use)."""
+    global _frame_hash
+    if _frame_hash is None:
+        from mantis_fast.pixels.frames import frame_hash
+
+        _frame_hash = frame_hash
+    return _frame_hash(frame)
+
+
+def to_sample(action: Any, url: Any, frame: Any) -> tuple:
+    """One step as the detectors store it.
+
+    ``(type, drift code, x, y, reasoning, signature, frame hash, url)``: the drift code is 0 for
+    actions that cannot drift (including spatial ones without a point, whose x, y are 0.0); the
+    signature ``(type, params)`` is what repeat loops compare with ``==``.
+    """
+    kind, params, reasoning = normalize_action(action)
+    code = DRIFT_CODE.get(kind, 0)
+    x = y = 0.0
+    if code:
+        point = action_point(params)
+        if point is None:
+            code = 0
+        else:
+            x, y = point
+    if frame is None or type(frame) is str:
+        frame_hash = frame
+    elif isinstance(frame, str):
+        frame_hash = str(frame)
+    elif isinstance(frame, np.ndarray):
+        frame_hash = _hash_frame(frame)
+    else:
+        raise InvalidInputError(
+            f"frame must be an image array, a hash string or None, got {type(frame).__name__}"
+        )
+    if type(url) is not str:
+        if url is None:
+            url = ""
+        elif isinstance(url, str):
+            url = str(url)
+        else:
+            raise InvalidInputError(f"url must be a string, got {type(url).__name__} {url!r:.80}")
+    # The mapping form without a "params" key already built a private params dict.
+    owned = type(action) is dict and "params" not in action
+    return kind, code, x, y, reasoning, (kind, params if owned else dict(params)), frame_hash, url
