@@ -6,11 +6,18 @@ The stages of an agent loop, each close to the machine's limit:
 * ``resize`` and the sizing policies — the image a vision-language model sees, in one pass;
 * ``annotate`` — the agent's own actions burned into the frame it sees next;
 * ``encode_png`` / ``data_url`` — what goes over the wire;
-* ``scale_brain_to_display`` and friends — exact coordinate contracts, scalar and batched;
+* ``model_to_screen`` / ``scale_brain_to_display`` and friends — exact coordinate contracts,
+  scalar and batched;
+* ``Action`` and ``Dispatcher`` — one action vocabulary, mapped to live screen pixels;
 * ``Input`` — XTest dispatch in microseconds;
 * ``LoopDetector`` — drift / repeat / state loops, streaming and batched.
+
+The package is layered: ``x11`` is the only code that talks to an X server; ``pixels``,
+``geometry``, ``loops`` and ``actions`` are pure; ``agent``, ``gym``, ``compat`` and ``demo`` are
+the applications on top. Every error raised on purpose is a ``MantisError`` (``errors``).
 """
 
+from mantis_fast.actions import Action, ActionType, Dispatcher
 from mantis_fast.errors import (
     AgentStateError,
     AppError,
@@ -83,12 +90,15 @@ from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = [
     "NORMALIZED_MAX",
+    "Action",
+    "ActionType",
     "AgentStateError",
     "AppError",
     "Capture",
     "CaptureError",
     "ConfigError",
     "ConnectionLostError",
+    "Dispatcher",
     "Display",
     "DisplayError",
     "DisplayFallbackWarning",
