@@ -1,4 +1,5 @@
-"""Displays (the multi-monitor contract): descriptors, xrandr parsing, local <-> global, live RandR."""
+"""Displays under the multi-monitor contract: descriptors, xrandr parsing, local <-> global,
+live RandR."""
 
 from __future__ import annotations
 

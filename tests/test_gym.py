@@ -1,4 +1,5 @@
-"""The Gym environment and runner against a real Tk app on Xvfb (the model-image -> display contract)."""
+"""The Gym environment and runner against a real Tk app on Xvfb (the model-image -> display
+contract)."""
 
 from __future__ import annotations
 

@@ -59,8 +59,8 @@ def _adaptive_by_default(monkeypatch):
 
 # --- compute_click_tol_px -------------------------------------------------------------------
 
-# The adaptive tolerance's published scaling table: (w, h) -> tolerance. Its diagonal column is recomputed
-# below rather than copied (its 1280x800 row says 1430 px; hypot gives 1509 px).
+# The adaptive tolerance's published scaling table: (w, h) -> tolerance. Its diagonal column is
+# recomputed below rather than copied (its 1280x800 row says 1430 px; hypot gives 1509 px).
 SCALING_TABLE = [
     ((1280, 800), 8),
     ((1366, 768), 8),

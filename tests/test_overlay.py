@@ -438,8 +438,9 @@ def test_parse_colour(text, rgba):
 
 
 def ref_annotate(image, layers, boxes, ui, coords):
-    """The overlay contract's drawing order from the reference primitives: bboxes, then every trail turn
-    oldest first (alpha (i+1)/L, scale shrink**age), drags with a 0.6 end disc and a line."""
+    """The overlay contract's drawing order from the reference primitives: bboxes, then every
+    trail turn oldest first (alpha (i+1)/L, scale shrink**age), drags with a 0.6 end disc and a
+    line."""
     h, w = image.shape[:2]
 
     def place(x, y):
