@@ -8,6 +8,9 @@ Groups:
 - "agent full turn, loopback no-op model": the real ``Engine`` for 10 turns against the
   loopback stub model (HTTP, JSON, base64 image, run-directory writes included); the stage
   medians of those turns are kept in the benchmark's ``extra_info``.
+- "whole loop at 1080p, no-op brain" (the report's loop operation, ``report_as``): capture,
+  resize to 1280x720 RGB, draw the click, encode PNG and click the point mapped back to the
+  display; mantis_fast vs mss + Pillow + one xdotool process (as typed and with ``--delay 1``).
 
 Run: .venv/bin/python -m pytest benchmarks/bench_agent.py --benchmark-only -p no:cacheprovider
 """
@@ -21,6 +24,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,15 +32,21 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from mantis_fast import (
+    Capture,
+    Input,
+    UIConfig,
+    Xvfb,
+    annotate,
+    encode_png,
+    normalized_to_pixels,
+    resize,
+    scale_brain_to_display,
+    working_area,
+)
 from mantis_fast.agent import AgentConfig, Engine
 from mantis_fast.agent.actions import NativeAnnotator
 from mantis_fast.agent.parse import parse_model_output
-from mantis_fast.geometry.coords import normalized_to_pixels, working_area
-from mantis_fast.pixels.encode import encode_png
-from mantis_fast.pixels.image import resize
-from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.input import Input
-from mantis_fast.x11.xvfb import Xvfb
 from tests.agent_stub import StubModel, reply_json
 
 GROUP_TURN = "agent turn without the model (1080p -> 1280x720)"
@@ -155,3 +165,80 @@ def test_mantis_fast_engine_turns(benchmark, screen: Xvfb, tmp_path: Path) -> No
     print("\nstage medians (ms):", json.dumps(medians))
     if os.environ.get("MANTIS_BENCH_SHOW_RUN"):
         print("run dir:", engine.run_dir)
+
+
+# -- the whole loop with a no-op brain ------------------------------------------------------
+
+LOOP = "whole loop at 1080p, no-op brain"
+BRAIN_CLICK = (640, 360)  # what the no-op brain answers every turn, on the 1280x720 image
+LOOP_NOTE = (
+    "capture the screen, resize to 1280x720 RGB, draw the click (mantis_fast: heat disc and "
+    "label; peers: one ImageDraw ellipse), encode PNG, click the point mapped back to the display"
+)
+
+
+@pytest.mark.benchmark(group=LOOP)
+def test_mantis_fast_loop(benchmark, report_as, screen: Xvfb) -> None:
+    stages: dict[str, list[float]] = {
+        stage: [] for stage in ("capture", "resize", "annotate", "encode", "dispatch")
+    }
+    actions = [{"name": "click", "x1": BRAIN_CLICK[0], "y1": BRAIN_CLICK[1]}]
+    ui = UIConfig()
+    image = np.empty((SIZE[1], SIZE[0], 3), np.uint8)
+    clock = time.perf_counter
+    with Capture(screen.display) as cap, Input(screen.display) as pointer:
+        target = scale_brain_to_display(*BRAIN_CLICK, SIZE, cap.size)
+
+        def loop() -> bytes:  # a clock read between stages (~0.1 us each) for their medians
+            t0 = clock()
+            frame = cap.grab()
+            t1 = clock()
+            resize(frame, SIZE, out=image)
+            t2 = clock()
+            annotate(image, actions, ui_config=ui)
+            t3 = clock()
+            png = encode_png(image)
+            t4 = clock()
+            pointer.click(*target)
+            t5 = clock()
+            ticks = (t0, t1, t2, t3, t4, t5)
+            for samples, start, end in zip(stages.values(), ticks, ticks[1:], strict=False):
+                samples.append(end - start)
+            return png
+
+        png = benchmark.pedantic(loop, rounds=100, warmup_rounds=3)
+    assert png.startswith(b"\x89PNG")
+    report_as(
+        LOOP,
+        "subject",
+        "mantis_fast: grab, resize, annotate, encode_png, XTest click",
+        rate_unit="it/s",
+        note=LOOP_NOTE,
+        stage_medians_s={stage: statistics.median(v) for stage, v in stages.items()},
+    )
+
+
+@pytest.mark.benchmark(group=LOOP)
+def test_mss_pillow_xdotool_loop(benchmark, report_as, screen: Xvfb, xdotool_click) -> None:
+    arguments, make = xdotool_click
+    report_as(LOOP, "peer", f"mss + Pillow + xdotool {arguments}", rate_unit="it/s")
+    mss = pytest.importorskip("mss")
+    click = make(screen.env(), *scale_brain_to_display(*BRAIN_CLICK, SIZE, (1920, 1080)))
+    bx, by = BRAIN_CLICK
+    radius = UIConfig().executed_heat.radius_scale * max(SIZE)
+    with mss.MSS(display=screen.display) as sct:
+        monitor = sct.monitors[1]
+
+        def loop() -> bytes:
+            shot = sct.grab(monitor)
+            image = Image.frombuffer("RGB", shot.size, shot.raw, "raw", "BGRX", 0, 1)
+            image = image.resize(SIZE, Image.Resampling.BOX)
+            disc = (bx - radius, by - radius, bx + radius, by + radius)
+            ImageDraw.Draw(image).ellipse(disc, fill=(255, 130, 0))
+            buffer = io.BytesIO()
+            image.save(buffer, "PNG")
+            click()
+            return buffer.getvalue()
+
+        png = benchmark.pedantic(loop, rounds=10, warmup_rounds=1)
+    assert png.startswith(b"\x89PNG")

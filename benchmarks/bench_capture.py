@@ -1,6 +1,8 @@
 """Full-frame and region capture: mantis_fast vs mss (XShm), PIL.ImageGrab and one memcpy.
 
 Run: make bench   (or: .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only)
+
+The 1080p full frame is the report's capture operation (``report_as``).
 """
 
 from __future__ import annotations
@@ -10,11 +12,11 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.xvfb import Xvfb
+from mantis_fast import Capture, Xvfb
 
 SIZES = {"1080p": (1920, 1080), "4K": (3840, 2160)}
 REGION = (200, 100, 640, 480)
+REPORTED = "1080p"
 
 
 @pytest.fixture(scope="module", params=list(SIZES))
@@ -32,7 +34,25 @@ def run(benchmark, screen, what: str, fn) -> None:
     benchmark.pedantic(fn, rounds=60, iterations=1, warmup_rounds=5)
 
 
-def test_mantis_fast_zero_copy(benchmark, screen) -> None:
+def report_full_frame(report_as, screen, role: str, label: str, **facts) -> None:
+    if screen[0] == REPORTED:
+        report_as("capture 1080p, full frame", role, label, **facts)
+
+
+def frame_bytes(screen) -> int:
+    """Bytes one frame copy reads and writes (the memcpy share's yardstick)."""
+    width, height = SIZES[screen[0]]
+    return 2 * width * height * 4
+
+
+def test_mantis_fast_zero_copy(benchmark, report_as, screen) -> None:
+    report_full_frame(
+        report_as,
+        screen,
+        "subject",
+        "mantis_fast Capture.grab() (zero-copy)",
+        bytes_moved=frame_bytes(screen),  # the server's copy into the shared segment
+    )
     with Capture(screen[1].display) as cap:
         run(benchmark, screen, "full frame", cap.grab)
 
@@ -42,7 +62,8 @@ def test_mantis_fast_copy(benchmark, screen) -> None:
         run(benchmark, screen, "full frame", lambda: cap.grab(copy=True))
 
 
-def test_mss_xshm(benchmark, screen) -> None:
+def test_mss_xshm(benchmark, report_as, screen) -> None:
+    report_full_frame(report_as, screen, "peer", "mss {version} MSS().grab", package="mss")
     mss = pytest.importorskip("mss")
     with mss.MSS(display=screen[1].display) as sct:
         assert getattr(sct, "shm_status", None) is None or "UNAVAILABLE" not in str(sct.shm_status)
@@ -50,12 +71,15 @@ def test_mss_xshm(benchmark, screen) -> None:
         run(benchmark, screen, "full frame", lambda: sct.grab(monitor))
 
 
-def test_pil_imagegrab(benchmark, screen) -> None:
+def test_pil_imagegrab(benchmark, report_as, screen) -> None:
+    report_full_frame(report_as, screen, "peer", "PIL.ImageGrab.grab", package="Pillow")
     image_grab = pytest.importorskip("PIL.ImageGrab")
     run(benchmark, screen, "full frame", lambda: image_grab.grab(xdisplay=screen[1].display))
 
 
-def test_memcpy_reference(benchmark, screen) -> None:
+def test_memcpy_reference(benchmark, report_as, screen) -> None:
+    label = "np.copyto of the frame (memcpy)"
+    report_full_frame(report_as, screen, "reference", label, bytes_moved=frame_bytes(screen))
     width, height = SIZES[screen[0]]
     src = np.random.default_rng(0).integers(0, 256, (height, width, 4), dtype=np.uint8)
     dst = np.empty_like(src)

@@ -3,6 +3,7 @@
 Every peer computes the same int32 result (checked before timing): ``x * W`` in float64, then
 ``/ w``, then round half to even. Points include exact .5 ties. ``threads=1`` keeps the kernel
 on one core, as numpy is (the default); ``all_cores`` passes ``threads=`` every usable CPU.
+The 1M-point group is the report's coordinate operation (``report_as``).
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ import os
 import numpy as np
 import pytest
 
-from mantis_fast.geometry.coords import (
-    normalized_points_to_pixels,
-    scale_brain_to_display,
-    scale_points,
-)
+from mantis_fast import normalized_points_to_pixels, scale_brain_to_display, scale_points
 
 BRAIN, DISPLAY = (1280, 720), (1920, 1080)
 ALL_CORES = len(os.sched_getaffinity(0))
 SCALE = np.array(DISPLAY, dtype=np.float64)
 DIVISOR = np.array(BRAIN, dtype=np.float64)
+SCALE_1M = "scale 1M points, brain -> display"
 
 
 def brain_points(count: int) -> np.ndarray:
@@ -55,7 +53,8 @@ def million() -> np.ndarray:
 
 
 @pytest.mark.benchmark(group="coords: scale 1M points")
-def test_scale_1m_mantis_fast(benchmark, million):
+def test_scale_1m_mantis_fast(benchmark, report_as, million):
+    report_as(SCALE_1M, "subject", "mantis_fast scale_points")
     benchmark(scale_points, million, BRAIN, DISPLAY)
 
 
@@ -65,7 +64,8 @@ def test_scale_1m_mantis_fast_all_cores(benchmark, million):
 
 
 @pytest.mark.benchmark(group="coords: scale 1M points")
-def test_scale_1m_numpy_expression(benchmark, million):
+def test_scale_1m_numpy_expression(benchmark, report_as, million):
+    report_as(SCALE_1M, "peer", "numpy rint(p * W / w).astype(int32)", package="numpy")
     benchmark(numpy_expression, million)
 
 

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 import pytest
 from Xlib.display import Display as XDisplay
 
-from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.xvfb import Xvfb
+from mantis_fast import Capture, Xvfb
 
 
 @pytest.fixture(scope="module")
@@ -38,34 +37,41 @@ def cursor(screen: Xvfb):
     xdisplay.close()
 
 
-def grabbers(screen: Xvfb):
-    mss = pytest.importorskip("mss")
-    tracked = Capture(screen.display, track_damage=True)
-    full = Capture(screen.display)
-    sct = mss.MSS(display=screen.display)
-    monitor = sct.monitors[1]
-    return {
-        "mantis_fast_damage": tracked.grab,
-        "mantis_fast_full": full.grab,
-        "mss": lambda: sct.grab(monitor),
-    }, (tracked, full, sct)
+WHO = ["mantis_fast_damage", "mantis_fast_full", "mss"]
+# The report's unchanged-screen operation: (role, label, package) of its members.
+REPORTED = {
+    "mantis_fast_damage": ("subject", "mantis_fast Capture(track_damage=True).grab()", None),
+    "mss": ("peer", "mss {version} MSS().grab", "mss"),
+}
 
 
-@pytest.mark.parametrize("who", ["mantis_fast_damage", "mantis_fast_full", "mss"])
-def test_unchanged(benchmark, screen, who) -> None:
-    fns, owners = grabbers(screen)
-    fns[who]()
+def grabber(screen: Xvfb, who: str):
+    """(grab, owner to close) for one member; only mss's own member needs mss."""
+    if who == "mss":
+        mss = pytest.importorskip("mss")
+        sct = mss.MSS(display=screen.display)
+        monitor = sct.monitors[1]
+        return lambda: sct.grab(monitor), sct
+    cap = Capture(screen.display, track_damage=who == "mantis_fast_damage")
+    return cap.grab, cap
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_unchanged(benchmark, report_as, screen, who) -> None:
+    if who in REPORTED:
+        role, label, package = REPORTED[who]
+        report_as("capture 1080p, unchanged screen", role, label, package=package)
+    grab, owner = grabber(screen, who)
+    grab()
     benchmark.group = "capture unchanged screen 1080p"
-    benchmark.pedantic(fns[who], rounds=200, iterations=1, warmup_rounds=5)
-    for owner in owners:
-        owner.close()
+    benchmark.pedantic(grab, rounds=200, iterations=1, warmup_rounds=5)
+    owner.close()
 
 
-@pytest.mark.parametrize("who", ["mantis_fast_damage", "mantis_fast_full", "mss"])
+@pytest.mark.parametrize("who", WHO)
 def test_small_change(benchmark, screen, cursor, who) -> None:
-    fns, owners = grabbers(screen)
-    fns[who]()
+    grab, owner = grabber(screen, who)
+    grab()
     benchmark.group = "capture after a cursor blink 1080p"
-    benchmark.pedantic(fns[who], setup=cursor, rounds=200, iterations=1, warmup_rounds=5)
-    for owner in owners:
-        owner.close()
+    benchmark.pedantic(grab, setup=cursor, rounds=200, iterations=1, warmup_rounds=5)
+    owner.close()

@@ -6,6 +6,10 @@ Frames are synthetic screens (panels, gradients, sharp text, a photo-like patch)
 numpy: no X server needed. Each mantis_fast resize records in ``extra_info`` the fraction of
 the memory-bandwidth limit it reaches: bytes read + written per call divided by the rate
 ``np.copyto`` moves a frame, over the measured time.
+
+The report's resize operation is 1080p->1280x720 (one thread against Pillow BOX, single-thread
+OpenCV and the copy of the frame); its PNG operation is the default deflate against Pillow's
+defaults (``report_as``).
 """
 
 from __future__ import annotations
@@ -17,10 +21,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mantis_fast.pixels.encode import DEFLATERS, encode_jpeg, encode_png
-from mantis_fast.pixels.frames import changed_bbox, frame_hash
-from mantis_fast.pixels.image import resize
-from mantis_fast.pixels.sizing import qwen_size
+from mantis_fast import changed_bbox, encode_jpeg, encode_png, frame_hash, qwen_size, resize
+from mantis_fast.pixels.encode import DEFLATERS, PNG_DEFLATE
 
 
 def screen_frame(height: int, width: int, seed: int = 0) -> np.ndarray:
@@ -47,6 +49,8 @@ CASES = {
     "1080p->qwen(max_pixels=1280*28*28)": ("1080p", qwen_size((1920, 1080), max_pixels=1280 * 784)),
     "1080p->2x(960x540)": ("1080p", (960, 540)),
 }
+RESIZE = "resize 1080p -> 1280x720, BGRX -> RGB"  # the report's operation: this case
+REPORTED = "1080p->1280x720"
 
 
 @pytest.fixture(scope="module")
@@ -63,14 +67,6 @@ def copy_rate() -> dict[str, float]:
             times.append(time.perf_counter() - start)
         rates[name] = 2 * src.nbytes / float(np.median(times))
     return rates
-
-
-@pytest.fixture
-def cv2_threads():
-    cv2 = pytest.importorskip("cv2")
-    previous = cv2.getNumThreads()
-    yield cv2
-    cv2.setNumThreads(previous)
 
 
 def _record_bandwidth(benchmark, copy_rate: float, bytes_moved: int) -> None:
@@ -92,9 +88,12 @@ def _resize_case(benchmark, case: str):
 
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("threads", [1, 2])
-def test_mantis_area(benchmark, case, threads, copy_rate):
+def test_mantis_area(benchmark, report_as, case, threads, copy_rate):
     frame, size = _resize_case(benchmark, case)
     out = np.empty((size[1], size[0], 3), np.uint8)
+    if case == REPORTED and threads == 1:
+        label = "mantis_fast resize (area, 1 thread)"
+        report_as(RESIZE, "subject", label, bytes_moved=frame.nbytes + out.nbytes)
     benchmark(resize, frame, size, out=out, threads=threads)
     _record_bandwidth(benchmark, copy_rate[CASES[case][0]], frame.nbytes + out.nbytes)
 
@@ -108,8 +107,10 @@ def test_mantis_bilinear(benchmark, case):
 
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("resample", ["BOX", "BILINEAR"])
-def test_pillow(benchmark, case, resample):
+def test_pillow(benchmark, report_as, case, resample):
     frame, size = _resize_case(benchmark, case)
+    if case == REPORTED and resample == "BOX":
+        report_as(RESIZE, "peer", "Pillow frombuffer BGRX + resize BOX", package="Pillow")
     height, width = frame.shape[:2]
     method = getattr(Image.Resampling, resample)
 
@@ -123,24 +124,33 @@ def test_pillow(benchmark, case, resample):
 
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("threads", ["1 thread", "default threads"])
-def test_opencv_area(benchmark, case, threads, cv2_threads):
-    cv2 = cv2_threads
+def test_opencv_area(benchmark, report_as, case, threads):
     frame, size = _resize_case(benchmark, case)
-    if threads == "1 thread":
-        cv2.setNumThreads(1)
+    if case == REPORTED and threads == "1 thread":
+        label = "OpenCV INTER_AREA + cvtColor (1 thread)"
+        report_as(RESIZE, "peer", label, package="OpenCV")
+    cv2 = pytest.importorskip("cv2")  # after the tag: a missing OpenCV is reported skipped
 
     def opencv():
         return cv2.cvtColor(
             cv2.resize(frame, size, interpolation=cv2.INTER_AREA), cv2.COLOR_BGRA2RGB
         )
 
-    benchmark(opencv)
+    previous = cv2.getNumThreads()
+    if threads == "1 thread":
+        cv2.setNumThreads(1)
+    try:
+        benchmark(opencv)
+    finally:
+        cv2.setNumThreads(previous)
 
 
-def test_copy_reference(benchmark):
+def test_copy_reference(benchmark, report_as):
     """np.copyto of the 1080p frame: the floor any full read of it can reach."""
     benchmark.group = "resize 1080p->1280x720"
     frame = FRAMES["1080p"]
+    label = "np.copyto of the frame (memcpy)"
+    report_as(RESIZE, "reference", label, bytes_moved=2 * frame.nbytes)
     dst = np.empty_like(frame)
     benchmark(np.copyto, dst, frame)
 
@@ -148,18 +158,23 @@ def test_copy_reference(benchmark):
 # -- encoders --------------------------------------------------------------------------------
 
 SCREEN_720P = screen_frame(720, 1280, seed=1)
+PNG = "PNG encode, 1280x720 screen"
 
 
 @pytest.mark.parametrize("deflate", list(DEFLATERS))
-def test_mantis_png(benchmark, deflate):
+def test_mantis_png(benchmark, report_as, deflate):
     benchmark.group = "encode PNG 1280x720"
+    if deflate == PNG_DEFLATE:
+        report_as(PNG, "subject", f"mantis_fast encode_png ({deflate})")
     data = benchmark(encode_png, SCREEN_720P, deflate=deflate)
     benchmark.extra_info["bytes"] = len(data)
 
 
 @pytest.mark.parametrize("compress_level", [None, 1])
-def test_pillow_png(benchmark, compress_level):
+def test_pillow_png(benchmark, report_as, compress_level):
     benchmark.group = "encode PNG 1280x720"
+    if compress_level is None:
+        report_as(PNG, "peer", "Pillow save PNG (defaults)", package="Pillow")
     options = {} if compress_level is None else {"compress_level": compress_level}
 
     def pillow():

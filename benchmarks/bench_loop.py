@@ -6,6 +6,7 @@ The batched group compares ``drift_loop_flags`` (Cython, O(T)) with the straight
 detector the tests use as their reference, and with a vectorised numpy sliding-window version.
 The streaming groups time ``record`` + ``is_any_loop`` over STREAM_STEPS pre-built actions (frame
 hashes passed as strings, so hashing is excluded): divide the median by STREAM_STEPS for us/step.
+The batched group against pure Python is the report's loop-detection operation (``report_as``).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mantis_fast.loops.detector import LoopDetector
-from mantis_fast.loops.trajectory import drift_loop_flags
+from mantis_fast import LoopDetector, drift_loop_flags
 from tests.loop_reference import ReferenceLoopDetector, reference_drift_flags
 
 STEPS = 1_000_000
 WINDOW = 8  # the runner's hard loop window
 TOL = 9.0  # compute_click_tol_px((1920, 1080))
 STREAM_STEPS = 10_000
+DRIFT = "drift loop flags, 1M steps, window 8"
 
 
 def recorded_trajectory(n: int, seed: int = 0):
@@ -59,7 +60,8 @@ def numpy_drift_flags(x, y, kind, tol, window):
 
 
 @pytest.mark.benchmark(group="loop drift flags, 1M steps, window 8")
-def test_mantis_fast_drift_batched(benchmark, trajectory):
+def test_mantis_fast_drift_batched(benchmark, report_as, trajectory):
+    report_as(DRIFT, "subject", "mantis_fast drift_loop_flags")
     x, y, kind, expected = trajectory
     flags = benchmark.pedantic(
         drift_loop_flags, args=(x, y, kind, TOL, WINDOW), rounds=30, warmup_rounds=2
@@ -77,7 +79,8 @@ def test_numpy_sliding_window(benchmark, trajectory):
 
 
 @pytest.mark.benchmark(group="loop drift flags, 1M steps, window 8")
-def test_pure_python_reference(benchmark, trajectory):
+def test_pure_python_reference(benchmark, report_as, trajectory):
+    report_as(DRIFT, "peer", "pure-Python detector")
     x, y, kind, expected = trajectory
     lists = (x.tolist(), y.tolist(), kind.tolist())
     flags = benchmark.pedantic(

@@ -1,15 +1,153 @@
-"""Benchmark session helpers: a ratio table per group, printed after pytest-benchmark's own.
+"""Benchmark session helpers.
 
-In each group the fastest benchmark whose name mentions "mantis" is the subject; every other
-member is shown as ``peer median / subject median`` (> 1 means mantis_fast is that many times
-faster). Medians, because these machines are shared and noisy.
+* ``report_as``: tags a benchmark as one member of an operation of the report that
+  ``benchmarks/report.py`` builds from ``--benchmark-json`` (``make bench``). The tag goes into the
+  benchmark's ``extra_info["report"]``; a tagged test that then skips (a peer not installed) is
+  listed under ``"skipped"`` in the JSON, so the report can show it as skipped.
+* ``xdotool_click``: one xdotool process per click, the peer of click dispatch and of the loop.
+* Machine facts for the JSON (usable cores, platform, library versions) and the command.
+* A ratio table per group, printed after pytest-benchmark's own: in each group the fastest
+  benchmark whose name mentions "mantis" is the subject; every other member is shown as
+  ``peer median / subject median`` (> 1 means mantis_fast is that many times faster). Medians,
+  because these machines are shared and noisy.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import platform
+import shlex
+import shutil
+import subprocess
 from collections import defaultdict
+from importlib import metadata
 
 import pytest
+
+# The operations of the report, in its order. A tag must name one of them.
+REPORT_OPERATIONS = (
+    "capture 1080p, full frame",
+    "capture 1080p, unchanged screen",
+    "resize 1080p -> 1280x720, BGRX -> RGB",
+    "PNG encode, 1280x720 screen",
+    "scale 1M points, brain -> display",
+    "drift loop flags, 1M steps, window 8",
+    "click dispatch",
+    "whole loop at 1080p, no-op brain",
+)
+# subject: mantis_fast; peer: what people use today; reference: np.copyto of the frame (memcpy).
+ROLES = ("subject", "peer", "reference")
+# Distributions to look a library's version up under, first found wins.
+LIBRARIES = {
+    "mantis_fast": ("mantis_fast",),
+    "numpy": ("numpy",),
+    "Pillow": ("pillow",),
+    "mss": ("mss",),
+    "OpenCV": (
+        "opencv-python-headless",
+        "opencv-python",
+        "opencv-contrib-python-headless",
+        "opencv-contrib-python",
+    ),
+    "pyautogui": ("pyautogui",),
+    "matplotlib": ("matplotlib",),
+    "pytest-benchmark": ("pytest-benchmark",),
+}
+
+_TAG = pytest.StashKey[dict]()
+_SKIPPED = pytest.StashKey[list]()
+_SEQUENCE = itertools.count()  # members keep the order they were tagged in, skipped ones too
+
+
+def library_version(name: str) -> str | None:
+    """The installed version of a library of ``LIBRARIES`` or of xdotool, without importing it
+    (importing pyautogui, for one, opens an X connection)."""
+    if name == "xdotool":
+        if shutil.which("xdotool") is None:
+            return None
+        result = subprocess.run(["xdotool", "--version"], capture_output=True, text=True)
+        return result.stdout.split()[-1] if result.returncode == 0 and result.stdout else None
+    for distribution in LIBRARIES.get(name, (name,)):
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+@pytest.fixture
+def report_as(request: pytest.FixtureRequest, benchmark):
+    """``report_as(operation, role, label, package=None, **facts)`` tags this benchmark.
+
+    Call it before anything that may skip. ``package`` (a ``LIBRARIES`` key, a distribution or
+    "xdotool") records the peer's version, which replaces ``{version}`` in ``label``. Facts the
+    report reads: ``bytes_moved`` (subject and reference: bytes read + written per call, for the
+    memcpy share), ``rate_unit`` (show ``1 / median`` too, e.g. "it/s"), ``note`` (printed
+    under the table) and ``stage_medians_s`` (the subject's stages, printed as a note).
+    """
+
+    def tag(operation: str, role: str, label: str, *, package: str | None = None, **facts):
+        if operation not in REPORT_OPERATIONS or role not in ROLES:
+            raise ValueError(f"unknown report operation or role: {operation!r}, {role!r}")
+        info = {"operation": operation, "order": REPORT_OPERATIONS.index(operation)}
+        if package is not None:
+            facts["version"] = library_version(package)
+            label = " ".join(label.format(version=facts["version"] or "").split())
+        info.update(role=role, label=label, sequence=next(_SEQUENCE), **facts)
+        benchmark.extra_info["report"] = info
+        request.node.stash[_TAG] = info
+
+    return tag
+
+
+@pytest.fixture(params=["click 1", "click --delay 1 1"])
+def xdotool_click(request: pytest.FixtureRequest):
+    """``(arguments, make)``: one xdotool process per click, ``make(env, x, y)`` returning it.
+
+    As usually typed, ``click`` waits its ``--delay`` (100 ms by default) before the process
+    exits; ``--delay 1`` is the tuned form. ``make`` skips the test when xdotool is missing, so
+    a test tags its report member first.
+    """
+    arguments = request.param
+
+    def make(env: dict[str, str], x: int, y: int):
+        if shutil.which("xdotool") is None:
+            pytest.skip("xdotool not installed")
+        argv = ["xdotool", "mousemove", str(x), str(y), *arguments.split()]
+        return lambda: subprocess.run(argv, env=env, check=True)
+
+    return arguments, make
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    tag = item.stash.get(_TAG, None)
+    if tag is not None and report.skipped and call.when == "call":
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        item.config.stash.setdefault(_SKIPPED, []).append(
+            {
+                "name": item.name,
+                "fullname": item.nodeid,
+                "reason": reason.removeprefix("Skipped: "),
+                "extra_info": {"report": tag},
+            }
+        )
+    return report
+
+
+def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict) -> None:
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    machine_info["usable_cores"] = len(usable) if usable else os.cpu_count()
+    machine_info["platform"] = platform.platform()
+    machine_info["libraries"] = {name: library_version(name) for name in [*LIBRARIES, "xdotool"]}
+
+
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:
+    output_json["command"] = shlex.join(["pytest", *config.invocation_params.args])
+    output_json["skipped"] = config.stash.get(_SKIPPED, [])
 
 
 def _median(bench) -> float:

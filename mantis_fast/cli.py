@@ -1,4 +1,4 @@
-"""Command line: ``mantis-fast demo | grab | info | displays | run | bench``."""
+"""Command line: ``mantis-fast demo | grab | info | displays | run``."""
 
 from __future__ import annotations
 
@@ -55,14 +55,6 @@ def displays(args: argparse.Namespace) -> int:
         x, y, width, height = monitor.bounds
         star = "*" if monitor.primary else " "
         print(f"{star}{monitor.id}: {monitor.name or '-'} {width}x{height}+{x}+{y}")
-    return 0
-
-
-def bench(args: argparse.Namespace) -> int:
-    from mantis_fast.benchreport import run_bench
-
-    command = f"mantis-fast bench --out {args.out}" + (" --quick" if args.quick else "")
-    run_bench(args.out, quick=args.quick, command=command)
     return 0
 
 
@@ -180,12 +172,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--boot", action="store_true", help="start from BOOT_VLM_OUTPUT")
     p.set_defaults(func=run)
-    p = commands.add_parser(
-        "bench", help="time every stage against mss, Pillow, OpenCV, xdotool... on its own Xvfb"
-    )
-    p.add_argument("--out", default="bench-results", help="output directory (default: %(default)s)")
-    p.add_argument("--quick", action="store_true", help="a few rounds only (rough medians)")
-    p.set_defaults(func=bench)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -1,4 +1,5 @@
-"""``mantis-fast bench``: the report a user gets, and the pieces that build it."""
+"""The benchmark report (``benchmarks/report.py``): built from real pytest-benchmark JSON, as
+``make bench`` builds it, and from small hand-made JSON for the edge cases."""
 
 from __future__ import annotations
 
@@ -13,211 +14,256 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from mantis_fast import benchcases, benchreport
-from mantis_fast.benchtiming import Effort, Member, Operation, Skipped, make_member, time_members
-from mantis_fast.loops.trajectory import drift_loop_flags
-from tests.loop_reference import reference_drift_flags
+from benchmarks import report
 
-OPERATIONS = {
-    "capture": ("mss", "PIL.ImageGrab", "np.copyto"),
-    "capture_unchanged": ("mss",),
-    "resize": ("Pillow", "OpenCV", "np.copyto"),
-    "png": ("Pillow",),
-    "coords": ("numpy",),
-    "drift": ("pure-Python",),
-    "dispatch": (
-        "xdotool mousemove X Y click 1",
-        "xdotool mousemove X Y click --delay",
-        "pyautogui",
-    ),
-    "loop": ("xdotool click 1", "xdotool click --delay"),
-}
+ROOT = Path(__file__).resolve().parents[1]
+COORDS, IMAGE = "benchmarks/bench_coords.py", "benchmarks/bench_image.py"
+RESIZE, SCALE = "resize 1080p -> 1280x720, BGRX -> RGB", "scale 1M points, brain -> display"
+QUICK = [  # coordinates run first, yet come after resize in the report
+    f"{COORDS}::test_scale_1m_mantis_fast",
+    f"{COORDS}::test_scale_1m_numpy_expression",
+    f"{COORDS}::test_scale_1m_numpy_in_place",  # untagged: not in the report
+    f"{IMAGE}::test_copy_reference",
+    f"{IMAGE}::test_mantis_area[1-1080p->1280x720]",
+    f"{IMAGE}::test_pillow[BOX-1080p->1280x720]",
+    f"{IMAGE}::test_opencv_area[1 thread-1080p->1280x720]",
+]
+# OpenCV hidden from the benchmark process: a peer that is not installed.
+HIDE_OPENCV = "import sys; sys.modules['cv2'] = None; import pytest; sys.exit(pytest.main())"
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One ``mantis-fast bench --quick`` as a user runs it: a process with its own Xvfb."""
-    out = tmp_path_factory.mktemp("bench") / "results"
-    result = subprocess.run(
-        [sys.executable, "-m", "mantis_fast.cli", "bench", "--quick", "--out", str(out)],
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, str]:
+    """A few real benchmarks, few rounds, then the report builder as ``make bench`` runs it.
+    Returns (pytest-benchmark's JSON, the output directory, what the builder printed)."""
+    out = tmp_path_factory.mktemp("bench")
+    results = out / "pytest-benchmark.json"
+    argv = [*QUICK, "-q", "-p", "no:cacheprovider", "--benchmark-only"]
+    argv += ["--benchmark-min-rounds=3", "--benchmark-max-time=0.01"]
+    run = subprocess.run(
+        [sys.executable, "-c", HIDE_OPENCV, *argv, f"--benchmark-json={results}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    built = subprocess.run(
+        [sys.executable, "benchmarks/report.py", str(results), "--out", str(out)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert result.returncode == 0, result.stderr
-    return out, result.stdout
+    assert built.returncode == 0, built.stderr
+    return json.loads(results.read_text()), out, built.stdout
 
 
-def test_json_has_every_operation_with_positive_medians(quick_run) -> None:
-    out, _ = quick_run
-    report = json.loads((out / "bench.json").read_text())
-    assert report["command"] == f"mantis-fast bench --out {out} --quick"
-    assert report["quick"] is True
-    machine = report["machine"]
+def _stats(results: dict) -> dict[str, dict]:
+    return {b["extra_info"]["report"]["label"]: b["stats"] for b in results["benchmarks"]
+            if "report" in b["extra_info"]}  # fmt: skip
+
+
+def test_the_suites_record_what_the_report_needs(quick_run) -> None:
+    results, _, _ = quick_run
+    tags = {b["name"]: b["extra_info"].get("report") for b in results["benchmarks"]}
+    assert tags["test_scale_1m_numpy_in_place"] is None
+    assert tags["test_scale_1m_mantis_fast"]["role"] == "subject"
+    assert tags["test_scale_1m_numpy_expression"]["version"] == np.__version__
+    assert tags["test_copy_reference"]["role"] == "reference"
+    frame, image = 1920 * 1080 * 4, 1280 * 720 * 3
+    assert tags["test_copy_reference"]["bytes_moved"] == 2 * frame
+    assert tags["test_mantis_area[1-1080p->1280x720]"]["bytes_moved"] == frame + image
+    (skipped,) = results["skipped"]  # recorded although the test never reached its benchmark
+    assert skipped["name"] == "test_opencv_area[1 thread-1080p->1280x720]"
+    assert "cv2" in skipped["reason"] and skipped["extra_info"]["report"]["role"] == "peer"
+    assert results["machine_info"]["libraries"]["numpy"] == np.__version__
+    assert results["command"].startswith("pytest ") and "--benchmark-json=" in results["command"]
+
+
+def test_json_report_shape_and_ratio_arithmetic(quick_run) -> None:
+    results, out, _ = quick_run
+    built = json.loads((out / "bench.json").read_text())
+    assert built["command"] == results["command"]
+    machine = built["machine"]
     assert machine["cpu_model"] and machine["cores"] >= 1 and machine["usable_cores"] >= 1
-    assert machine["python"].count(".") == 2 and machine["numpy"] == np.__version__
-    assert [op["key"] for op in report["operations"]] == list(OPERATIONS)
-    for op in report["operations"]:
-        roles = [m["role"] for m in op["members"]]
-        assert roles.count("subject") == 1, op["key"]
-        subject = op["members"][roles.index("subject")]
-        assert subject["name"].startswith("mantis_fast")
-        assert subject["median_s"] > 0 and subject["min_s"] > 0 and subject["rounds"] >= 2
-        others = [m for m in op["members"] if m["role"] != "subject"]
-        for expected, member in zip(OPERATIONS[op["key"]], others, strict=True):
-            assert expected in member["name"], (op["key"], member["name"])
-            if "skipped" in member:  # a peer missing here is reported, not failed
-                assert member["skipped"] and "median_s" not in member
-                continue
-            assert member["median_s"] > 0 and member["rounds"] >= 2
-            assert member["ratio"] == pytest.approx(member["median_s"] / subject["median_s"])
-    by_key = {op["key"]: op for op in report["operations"]}
-    for key in ("capture", "resize"):
-        assert 0 < by_key[key]["memcpy_fraction"] < 10
-    rates = by_key["loop"]["iterations_per_s"]
-    assert rates and all(rate > 0 for rate in rates.values())
-    assert all(np.isfinite(m.get("median_s", 1.0)) for op in report["operations"]
-               for m in op["members"])  # fmt: skip
-
-
-def test_table_markdown_and_plot_are_written(quick_run) -> None:
-    out, stdout = quick_run
-    report = json.loads((out / "bench.json").read_text())
-    markdown = (out / "bench.md").read_text()
-    for op in report["operations"]:
-        assert op["title"] in stdout and op["title"] in markdown
-    assert "ratio" in stdout and "memcpy share" in stdout
-    assert markdown.count("\n| ") == sum(len(op["members"]) - 1 for op in report["operations"]) + 1
-    plot = out / "bench.png"
-    pytest.importorskip("matplotlib")
-    with Image.open(plot) as image:
-        assert image.format == "PNG" and image.width > 800 and image.height > 600
-
-
-# -- the pieces, without an X server ---------------------------------------------------------
-
-
-def test_a_peer_that_cannot_run_is_skipped_but_the_subject_must_run() -> None:
-    def missing():
-        raise ImportError("No module named 'mss'")
-
-    def unusable():
-        raise Skipped("xdotool not installed")
-
-    assert make_member("mss", "peer", missing).skipped == "No module named 'mss'"
-    assert make_member("xdotool", "peer", unusable).skipped == "xdotool not installed"
-    with pytest.raises(ImportError):
-        make_member("mantis_fast", "subject", missing)
-
-
-def test_missing_opencv_is_reported_as_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "cv2", None)  # import cv2 -> ImportError
-    with benchcases._opencv_one_thread() as cv2:
-        assert cv2 is None
-
-
-def test_require_names_the_missing_peer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "mss", None)
-    with pytest.raises(Skipped, match="mss not installed"):
-        benchcases.require("mss", "mss")
-
-
-def test_timing_rounds_stay_within_the_effort_and_interleave() -> None:
-    calls: list[str] = []
-    members = [
-        Member("mantis_fast", "subject", fn=lambda: calls.append("a")),
-        Member("peer", "peer", fn=lambda: calls.append("b") or sum(range(20_000))),
-        Member("gone", "peer", skipped="not installed"),
+    assert machine["python"].count(".") == 2 and machine["libraries"]["numpy"] == np.__version__
+    assert [op["title"] for op in built["operations"]] == [RESIZE, SCALE]
+    resize, scale = built["operations"]
+    assert [(m["role"], m["name"].split()[0]) for m in resize["members"]] == [
+        ("subject", "mantis_fast"),
+        ("peer", "Pillow"),
+        ("peer", "OpenCV"),
+        ("reference", "np.copyto"),
     ]
-    effort = Effort(budget_s=0.01, min_rounds=3, max_rounds=12, blocks=3, warmup=2)
-    time_members(members, effort)
-    for member in members[:2]:
-        assert 3 <= len(member.samples) <= 12 and member.median_s > 0
-    assert members[2].samples == []
-    timed = "".join(calls[4:])  # after two warm-up calls each
-    assert timed.index("b") < timed.rindex("a")  # blocks take turns
+    assert resize["members"][2]["skipped"].startswith("could not import 'cv2'")
+    assert "median_s" not in resize["members"][2] and "ratio" not in resize["members"][2]
+    stats = _stats(results)
+    for op in built["operations"]:
+        subject = op["members"][0]
+        for member in op["members"]:
+            if "skipped" in member:
+                continue
+            raw = stats[member["name"]]
+            assert (member["median_s"], member["min_s"]) == (raw["median"], raw["min"])
+            assert member["rounds"] == raw["rounds"] >= 3 and member["median_s"] > 0
+            if member is not subject:
+                assert member["ratio"] == pytest.approx(raw["median"] / subject["median_s"])
+    reference, subject = resize["members"][3], resize["members"][0]
+    copy_rate = 2 * 1920 * 1080 * 4 / reference["median_s"]
+    rate = (1920 * 1080 * 4 + 1280 * 720 * 3) / subject["median_s"]
+    assert resize["memcpy_fraction"] == pytest.approx(rate / copy_rate)
+    assert 0 < resize["memcpy_fraction"] < 10 and "memcpy_fraction" not in scale
 
 
-def test_a_peer_that_breaks_while_timed_is_reported_failed_but_a_subject_raises() -> None:
-    def broken():
-        raise OSError("xdotool exited with status 1")
-
-    effort = Effort(budget_s=0.001, min_rounds=1, max_rounds=2, blocks=2, warmup=1)
-    members = [Member("mantis_fast", "subject", fn=lambda: 1), Member("peer", "peer", fn=broken)]
-    time_members(members, effort)
-    assert members[1].skipped.startswith("failed: OSError('xdotool exited")
-    assert members[1].samples == [] and len(members[0].samples) >= 1
-    with pytest.raises(OSError, match="status 1"):
-        time_members([Member("mantis_fast", "subject", fn=broken)], effort)
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        {"budget_s": 0.0},
-        {"min_rounds": 0},
-        {"min_rounds": 5, "max_rounds": 4},
-        {"blocks": 0},
-        {"warmup": 0},
-    ],
-)
-def test_effort_refuses_settings_that_time_nothing(bad: dict) -> None:
-    settings_ = {"budget_s": 1.0, "min_rounds": 1, "max_rounds": 4, "blocks": 1, "warmup": 1}
-    with pytest.raises(ValueError, match="need"):
-        Effort(**{**settings_, **bad})
-
-
-def _report(members: list[Member]) -> dict:
-    for member in members:
-        if member.skipped is None:
-            member.samples = [0.002, 0.001, 0.003]
-            member.result = 2 * 1000
-    op = Operation("capture", "capture 1080p, full frame", members, bandwidth_bytes=2000)
-    return {
-        "command": "mantis-fast bench",
-        "machine": {
-            "cpu_model": "Test CPU",
-            "cores": 2,
-            "usable_cores": 2,
-            "platform": "Linux",
-            "python": "3.11.0",
-            "numpy": np.__version__,
-            "display": "Xvfb 1920x1080x24, capture xshm",
-        },
-        "operations": [op.to_json()],
-    }
+def test_markdown_table_and_printed_table(quick_run) -> None:
+    _, out, stdout = quick_run
+    built = json.loads((out / "bench.json").read_text())
+    markdown = (out / "bench.md").read_text()
+    resize, scale = built["operations"]
+    ours, pillow, _, copy = resize["members"]
+    t, r = report.format_time, report.format_ratio
+    expected = [
+        "| operation | mantis_fast | peer | peer median | ratio | memcpy share |",
+        "|---|---:|---|---:|---:|---:|",
+        f"| {RESIZE} | {t(ours['median_s'])} | Pillow frombuffer BGRX + resize BOX | "
+        f"{t(pillow['median_s'])} | {r(pillow['ratio'])} | {resize['memcpy_fraction']:.2f} |",
+        f"|  |  | OpenCV INTER_AREA + cvtColor (1 thread) | skipped | "
+        f"{resize['members'][2]['skipped']} |  |",
+        f"|  |  | np.copyto of the frame (memcpy) | {t(copy['median_s'])} | "
+        f"{r(copy['ratio'])} |  |",
+        f"| {SCALE} | {t(scale['members'][0]['median_s'])} | "
+        f"numpy rint(p * W / w).astype(int32) | {t(scale['members'][1]['median_s'])} | "
+        f"{r(scale['members'][1]['ratio'])} |  |",
+    ]
+    lines = markdown.splitlines()
+    start = lines.index(expected[0])
+    assert lines[start : start + len(expected) + 1] == [*expected, ""]
+    assert lines[0].startswith("Machine: ") and f"`{built['command']}`" in lines[1]
+    assert "- memcpy share: bytes mantis_fast reads + writes" in markdown
+    for title in (RESIZE, SCALE):
+        assert title in stdout
+    assert "ratio" in stdout and "memcpy share" in stdout and "skipped" in stdout
 
 
-def test_rendering_lists_skipped_peers_and_the_memcpy_share(tmp_path: Path) -> None:
-    report = _report(
-        [
-            Member("mantis_fast Capture.grab()", "subject"),
-            Member("mss MSS().grab", "peer", skipped="mss not installed"),
-            Member("np.copyto of the frame (memcpy)", "reference"),
-        ]
-    )
-    op = report["operations"][0]
-    assert op["memcpy_fraction"] == pytest.approx(1.0)
-    assert op["members"][1] == {"name": "mss MSS().grab", "role": "peer",
-                                "skipped": "mss not installed"}  # fmt: skip
-    table = benchreport.format_table(report)
-    row = next(line for line in table.splitlines() if "mss MSS().grab" in line)
-    assert "skipped" in row and "mss not installed" in row and "1.00" in row
-    assert "| mss MSS().grab | skipped | mss not installed | 1.00 |" in (
-        benchreport.format_markdown(report)
-    )
+def test_plot_is_written(quick_run) -> None:
+    _, out, stdout = quick_run
     pytest.importorskip("matplotlib")
-    assert benchreport.write_plot(report, tmp_path / "p.png").startswith("plot")
+    assert f"plot {out / 'bench.png'}" in stdout
+    with Image.open(out / "bench.png") as image:
+        assert image.format == "PNG" and image.width > 800 and image.height > 300
+
+
+# -- hand-made JSON: the edge cases ----------------------------------------------------------
+
+
+def _entry(operation: str, order: int, role: str, label: str, median: float | None, **facts):
+    """One benchmark of pytest-benchmark's JSON with a ``report_as`` tag; ``median=None``: an
+    entry of the ``skipped`` list instead."""
+    tag = {"operation": operation, "order": order, "role": role, "label": label, **facts}
+    entry = {"name": label, "fullname": f"bench.py::{label}", "extra_info": {"report": tag}}
+    if median is None:
+        return {**entry, "reason": f"{label} not installed"}
+    return {**entry, "stats": {"median": median, "min": median / 2, "rounds": 5}}
+
+
+def _results(*entries: dict) -> dict:
+    return {
+        "command": "pytest benchmarks",
+        "machine_info": {"python_version": "3.11.0", "system": "Linux", "release": "6.1",
+                         "cpu": {"brand_raw": "Test CPU", "count": 4}},
+        "benchmarks": [e for e in entries if "stats" in e],
+        "skipped": [e for e in entries if "reason" in e],
+    }  # fmt: skip
+
+
+CAPTURE = [
+    _entry("capture", 0, "reference", "np.copyto", 0.001, bytes_moved=4000, sequence=3),
+    _entry("capture", 0, "subject", "mantis_fast grab", 0.002, bytes_moved=2000, sequence=0),
+    _entry("capture", 0, "peer", "mss grab", 0.006, sequence=1),
+    _entry("capture", 0, "peer", "PIL.ImageGrab", None, sequence=2),
+]
+
+
+def test_ratio_memcpy_share_and_the_order_of_members_and_operations(tmp_path: Path) -> None:
+    untagged = {"name": "x", "fullname": "x", "extra_info": {}, "stats": {"median": 1.0}}
+    coords = [_entry("coords", 1, "subject", "scale_points", 0.004)]
+    built = report.build(_results(*coords, untagged, *CAPTURE))
+    assert [op["title"] for op in built["operations"]] == ["capture", "coords"]
+    capture = built["operations"][0]
+    assert [m["name"] for m in capture["members"]] == [
+        "mantis_fast grab", "mss grab", "PIL.ImageGrab", "np.copyto"]  # fmt: skip
+    assert capture["members"][1]["ratio"] == pytest.approx(3.0)
+    assert capture["members"][3]["ratio"] == pytest.approx(0.5)
+    assert capture["memcpy_fraction"] == pytest.approx(0.25)  # 1 MB/s of 4 MB/s
+    assert capture["members"][2] == {"name": "PIL.ImageGrab", "role": "peer",
+        "test": "bench.py::PIL.ImageGrab", "skipped": "PIL.ImageGrab not installed"}  # fmt: skip
+    markdown = report.format_markdown(built)
+    assert "| capture | 2 ms | mss grab | 6 ms | 3.00x | 0.25 |" in markdown
+    assert "|  |  | PIL.ImageGrab | skipped | PIL.ImageGrab not installed |  |" in markdown
+    assert "|  |  | np.copyto | 1 ms | 0.50x |  |" in markdown
+    row = next(line for line in report.format_table(built).splitlines() if "PIL" in line)
+    assert "skipped" in row and "PIL.ImageGrab not installed" in row
+    pytest.importorskip("matplotlib")
+    assert report.write_plot(built, tmp_path / "p.png") == f"plot {tmp_path / 'p.png'}"
     assert (tmp_path / "p.png").stat().st_size > 0
 
 
-def test_plot_without_matplotlib_is_skipped_with_a_message(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_a_skipped_subject_leaves_its_peers_without_ratios(tmp_path: Path) -> None:
+    built = report.build(_results(_entry("png", 0, "subject", "encode_png", None),
+                                  _entry("png", 0, "peer", "Pillow", 0.05)))  # fmt: skip
+    (op,) = built["operations"]
+    assert "ratio" not in op["members"][1] and "memcpy_fraction" not in op
+    assert "| png | skipped | Pillow | 50 ms | - |  |" in report.format_markdown(built)
+    pytest.importorskip("matplotlib")
+    assert report.write_plot(built, tmp_path / "p.png").startswith("plot")
+
+
+def test_two_subjects_in_one_operation_are_refused() -> None:
+    twice = [_entry("png", 0, "subject", name, 0.01) for name in ("isal", "zlib")]
+    with pytest.raises(ValueError, match="more than one subject"):
+        report.build(_results(*twice))
+
+
+def test_rates_stage_medians_and_notes() -> None:
+    stages = {"capture": 0.001, "encode": 0.0045}
+    note = "one process per click"
+    built = report.build(_results(
+        _entry("loop", 0, "subject", "mantis_fast loop", 0.01, rate_unit="it/s",
+               stage_medians_s=stages),
+        _entry("loop", 0, "peer", "xdotool click 1", 0.2, rate_unit="it/s", note=note),
+        _entry("loop", 0, "peer", "xdotool click --delay 1 1", 0.08, rate_unit="it/s", note=note),
+    ))  # fmt: skip
+    markdown = report.format_markdown(built)
+    assert "| loop | 10 ms (100.0 it/s) | xdotool click 1 | 200 ms (5.0 it/s) | 20.0x |  |" in (
+        markdown
+    )
+    assert markdown.count(note) == 1  # a note shared by members is printed once
+    assert "- loop: mantis_fast stage medians: capture 1 ms, encode 4.5 ms" in markdown
+
+
+def test_machine_facts_without_the_conftest_additions() -> None:
+    machine = report.build(_results())["machine"]
+    assert machine == {"cpu_model": "Test CPU", "cores": 4, "usable_cores": 4,
+                       "platform": "Linux 6.1", "python": "3.11.0", "libraries": {}}  # fmt: skip
+
+
+def test_nothing_tagged_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(_results()))
+    assert report.main([str(results), "--out", str(tmp_path / "out")]) == 1
+    assert "nothing to report" in capsys.readouterr().out and not (tmp_path / "out").exists()
+
+
+def test_without_matplotlib_the_plot_is_skipped_with_a_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    report = _report([Member("mantis_fast", "subject"), Member("peer", "peer")])
-    note = benchreport.write_plot(report, tmp_path / "p.png")
-    assert "matplotlib is not installed" in note and not (tmp_path / "p.png").exists()
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import -> ImportError
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(_results(*CAPTURE)))
+    assert report.main([str(results), "--out", str(tmp_path)]) == 0
+    assert "plot skipped: matplotlib is not installed" in capsys.readouterr().out
+    assert (tmp_path / "bench.md").exists() and not (tmp_path / "bench.png").exists()
 
 
 @pytest.mark.parametrize(
@@ -234,45 +280,18 @@ def test_plot_without_matplotlib_is_skipped_with_a_message(
     ],
 )
 def test_format_time(seconds: float, text: str) -> None:
-    assert benchreport.format_time(seconds) == text
+    assert report.format_time(seconds) == text
 
 
 @pytest.mark.parametrize(("ratio", "text"), [(0.51, "0.51x"), (12.84, "12.8x"), (1381.2, "1,381x")])
 def test_format_ratio(ratio: float, text: str) -> None:
-    assert benchreport.format_ratio(ratio) == text
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 40), st.integers(0, 40), st.sampled_from([0, 1, 2, 4])),
-        max_size=60,
-    ),
-    st.integers(2, 6),
-    st.sampled_from([0.0, 2.0, 9.0]),
-)
-def test_the_bench_copy_of_the_python_detector_matches_the_reference(steps, window, tol) -> None:
-    x = [float(s[0]) for s in steps]
-    y = [float(s[1]) for s in steps]
-    kind = [s[2] for s in steps]
-    expected = reference_drift_flags(x, y, kind, tol, window)
-    assert benchcases.python_drift_flags(x, y, kind, tol, window) == expected
-    if steps:
-        flags = drift_loop_flags(np.array(x), np.array(y), np.array(kind, np.int8), tol, window)
-        assert flags.tolist() == expected
-
-
-def test_screen_image_is_a_deterministic_bgrx_screen() -> None:
-    first, second = benchcases.screen_image((640, 360)), benchcases.screen_image((640, 360))
-    assert first.shape == (360, 640, 4) and first.dtype == np.uint8
-    np.testing.assert_array_equal(first, second)
-    assert (first[..., 3] == 0).all() and len(np.unique(first[..., 1])) > 50  # text, photo
+    assert report.format_ratio(ratio) == text
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.floats(1e-9, 1e5))
 def test_format_time_keeps_three_significant_digits_and_a_unit(seconds: float) -> None:
-    value, unit = benchreport.format_time(seconds).split(" ")
+    value, unit = report.format_time(seconds).split(" ")
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
     assert float(value.replace(",", "")) * scale == pytest.approx(seconds, rel=0.006)
     assert unit == "us" or float(value.replace(",", "")) >= 1
