@@ -20,7 +20,7 @@ import contextlib
 import select
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from Xlib import X
@@ -157,8 +157,10 @@ class Capture(Closing):
         """RandR monitors, each with global bounds (the whole root when RandR reports none)."""
         with self._lock:
             self._check_open()
-            with self._server_call():
+            try:
                 return query_monitors(self._x)
+            except _GONE as exc:
+                raise self._lost(exc) from None
 
     # -- grabbing ---------------------------------------------------------------------------
     def grab(self, region: Sequence[int] | None = None, copy: bool = False) -> np.ndarray:
@@ -172,8 +174,10 @@ class Capture(Closing):
         """
         with self._lock:
             self._check_open()
-            with self._server_call():
+            try:
                 frame = self._grab_locked(region)
+            except _GONE as exc:  # a plain try costs nothing; a context manager ~2 us a grab
+                raise self._lost(exc) from None
             return frame.copy() if copy else frame
 
     def grab_display(self, display_id: int, copy: bool = False) -> np.ndarray:
@@ -259,10 +263,12 @@ class Capture(Closing):
             )
         with self._lock:
             self._check_open()
-            with self._server_call():
+            try:
                 if self._damage is not None:
                     return self._settle_by_damage(timeout, quiet_ms / 1e3)
                 return self._settle_by_frames(timeout, quiet_ms / 1e3)
+            except _GONE as exc:
+                raise self._lost(exc) from None
 
     def _settle_by_damage(self, timeout: float, quiet: float) -> Settled:
         start = time.monotonic()
@@ -342,20 +348,15 @@ class Capture(Closing):
         if self._closed:
             raise CaptureError("this Capture is closed")
 
-    @contextlib.contextmanager
-    def _server_call(self) -> Iterator[None]:
-        """Turn a vanished or silent server into ``ConnectionLostError`` / ``ServerHungError``,
-        dropping the connection without another word to it."""
-        try:
-            yield
-        except XTimeoutError:
-            self._abandon_connection()
-            raise ServerHungError(
+    def _lost(self, exc: BaseException) -> ConnectionLostError:
+        """The server vanished (or stopped answering: ``XTimeoutError``): drop the connection
+        without another word to it, and say which."""
+        self._abandon_connection()
+        if isinstance(exc, XTimeoutError):
+            return ServerHungError(
                 f"X display {self.display_name} did not answer within {self.timeout}s"
-            ) from None
-        except _GONE as exc:
-            self._abandon_connection()
-            raise ConnectionLostError(f"X display {self.display_name} is gone: {exc}") from None
+            )
+        return ConnectionLostError(f"X display {self.display_name} is gone: {exc}")
 
     def _abandon_connection(self) -> None:
         """The server is gone or hung: drop everything without talking to it again."""
