@@ -101,7 +101,7 @@ def test_mantis_fast_turn(benchmark, screen: Xvfb) -> None:
 
 
 def pillow_heat(image: Image.Image, points, radius: int) -> Image.Image:
-    """004's overlays the straightforward Python way: RGBA layer, rings, alpha composite."""
+    """The overlays the straightforward Python way: RGBA layer, rings, alpha composite."""
     layer = Image.new("RGBA", image.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(layer)
     draw.rectangle((448, 216, 640, 324), fill=(30, 120, 255, 50), outline=(30, 120, 255, 230),

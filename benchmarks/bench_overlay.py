@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python -m pytest benchmarks/bench_overlay.py --benchmark-only -p no:cacheprovider
 
-The scene is 004's boot example on turn 4 of a run with the default UI_CONFIG: a bbox, a click
+The scene is the agent's boot example on turn 4 of a run with the default UI_CONFIG: a bbox, a click
 and four drags (a square stroke) per turn, a 4-turn trail with shrink (36 heat discs, 16 drag
 lines), one bordered bbox and five labels. Every member draws that scene in place:
 
@@ -18,7 +18,7 @@ lines), one bordered bbox and five labels. Every member draws that scene in plac
 Before timing, each Pillow result is checked to be the same picture: mean difference below 1
 level, fewer than 1 % of bytes more than 24 levels apart (Pillow snaps edges to whole pixels
 where mantis_fast anti-aliases fractional ones, and draws gradients as 1-px rings).
-The second group repeats it with 004's larger heat (``radius_scale`` 0.22: 280 px discs).
+The second group repeats it with a larger heat (``radius_scale`` 0.22: 280 px discs).
 """
 
 from __future__ import annotations
