@@ -100,7 +100,7 @@ class ScreenShot:
 
 
 class MSS(Closing):
-    """mss-compatible screen grabber; ``display=None`` -> $DISPLAY or the embedded Xvfb."""
+    """mss-compatible screen grabber; ``display=None`` -> ``$DISPLAY``."""
 
     def __init__(self, *, display: str | bytes | None = None, with_cursor: bool = False) -> None:
         if with_cursor:

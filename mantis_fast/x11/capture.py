@@ -61,9 +61,10 @@ _FULL_REFRESH_FRACTION = 0.6
 class Capture(Closing):
     """Grab the screen of an X display as uint8 (H, W, 4) BGRA numpy arrays.
 
-    ``display=None`` uses ``$DISPLAY``, or the embedded default Xvfb when there is none.
-    ``timeout`` bounds every wait for the server: a hung or vanished server raises
-    ``CaptureError`` instead of blocking forever.
+    ``display=None`` uses ``$DISPLAY`` (``NoDisplayError`` when it is unset: start a server with
+    ``mantis_fast.Xvfb()`` and pass its ``display``).
+    ``timeout`` bounds every wait for the server: a vanished server raises
+    ``ConnectionLostError``, a hung one ``ServerHungError``, instead of blocking forever.
     """
 
     def __init__(
