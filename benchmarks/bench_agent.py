@@ -8,7 +8,7 @@ Groups:
 - "agent full turn, loopback no-op model": the real ``Engine`` for 10 turns against the
   loopback stub model (HTTP, JSON, base64 image, run-directory writes included); the stage
   medians of those turns are kept in the benchmark's ``extra_info``.
-- "whole loop at 1080p, no-op brain" (the report's loop operation, ``report_as``): capture,
+- "whole loop at 1080p, no-op model" (the report's loop operation, ``report_as``): capture,
   resize to 1280x720 RGB, draw the click, encode PNG and click the point mapped back to the
   display; mantis_fast vs mss + Pillow + one xdotool process (as typed and with ``--delay 1``).
 
@@ -167,10 +167,10 @@ def test_mantis_fast_engine_turns(benchmark, screen: Xvfb, tmp_path: Path) -> No
         print("run dir:", engine.run_dir)
 
 
-# -- the whole loop with a no-op brain ------------------------------------------------------
+# -- the whole loop with a no-op model ------------------------------------------------------
 
-LOOP = "whole loop at 1080p, no-op brain"
-BRAIN_CLICK = (640, 360)  # what the no-op brain answers every turn, on the 1280x720 image
+LOOP = "whole loop at 1080p, no-op model"
+BRAIN_CLICK = (640, 360)  # what the no-op model answers every turn, on the 1280x720 image
 LOOP_NOTE = (
     "capture the screen, resize to 1280x720 RGB, draw the click (mantis_fast: heat disc and "
     "label; peers: one ImageDraw ellipse), encode PNG, click the point mapped back to the display"

@@ -19,7 +19,7 @@ BRAIN, DISPLAY = (1280, 720), (1920, 1080)
 ALL_CORES = len(os.sched_getaffinity(0))
 SCALE = np.array(DISPLAY, dtype=np.float64)
 DIVISOR = np.array(BRAIN, dtype=np.float64)
-SCALE_1M = "scale 1M points, brain -> display"
+SCALE_1M = "scale 1M points, model image -> screen"
 
 
 def brain_points(count: int) -> np.ndarray:

@@ -31,10 +31,10 @@ REPORT_OPERATIONS = (
     "capture 1080p, unchanged screen",
     "resize 1080p -> 1280x720, BGRX -> RGB",
     "PNG encode, 1280x720 screen",
-    "scale 1M points, brain -> display",
+    "scale 1M points, model image -> screen",
     "drift loop flags, 1M steps, window 8",
     "click dispatch",
-    "whole loop at 1080p, no-op brain",
+    "whole loop at 1080p, no-op model",
 )
 # subject: mantis_fast; peer: what people use today; reference: np.copyto of the frame (memcpy).
 ROLES = ("subject", "peer", "reference")

@@ -18,7 +18,7 @@ from benchmarks import report
 
 ROOT = Path(__file__).resolve().parents[1]
 COORDS, IMAGE = "benchmarks/bench_coords.py", "benchmarks/bench_image.py"
-RESIZE, SCALE = "resize 1080p -> 1280x720, BGRX -> RGB", "scale 1M points, brain -> display"
+RESIZE, SCALE = "resize 1080p -> 1280x720, BGRX -> RGB", "scale 1M points, model image -> screen"
 QUICK = [  # coordinates run first, yet come after resize in the report
     f"{COORDS}::test_scale_1m_mantis_fast",
     f"{COORDS}::test_scale_1m_numpy_expression",
