@@ -16,7 +16,6 @@ but a zero-copy view is overwritten by the next grab from *any* thread. Give eac
 
 from __future__ import annotations
 
-import contextlib
 import select
 import threading
 import time
@@ -27,25 +26,14 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
-from mantis_fast._closing import Closing
 from mantis_fast.errors import (
     CaptureError,
-    ConnectionLostError,
     InvalidInputError,
-    ServerHungError,
     UnsupportedVisualError,
 )
 from mantis_fast.geometry.displays import Display
 from mantis_fast.x11 import mitshm
-from mantis_fast.x11.connection import (
-    XConnectError,
-    XTimeoutError,
-    abandon,
-    display_name,
-    open_display,
-    read_available,
-    wait_reply,
-)
+from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
 from mantis_fast.x11.damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
 from mantis_fast.x11.monitors import query_monitors
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
@@ -53,12 +41,11 @@ from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTr
 __all__ = ["Capture", "CaptureError", "Settled", "UnsupportedVisualError"]
 
 Region = tuple[int, int, int, int]
-_GONE = (xerror.ConnectionClosedError, OSError)
 # Refreshing more than this fraction of the rows costs about what one full grab does.
 _FULL_REFRESH_FRACTION = 0.6
 
 
-class Capture(Closing):
+class Capture(XClient):
     """Grab the screen of an X display as uint8 (H, W, 4) BGRA numpy arrays.
 
     ``display=None`` uses ``$DISPLAY`` (``NoDisplayError`` when it is unset: start a server with
@@ -66,6 +53,8 @@ class Capture(Closing):
     ``timeout`` bounds every wait for the server: a vanished server raises
     ``ConnectionLostError``, a hung one ``ServerHungError``, instead of blocking forever.
     """
+
+    error = CaptureError
 
     def __init__(
         self,
@@ -75,23 +64,11 @@ class Capture(Closing):
         track_damage: bool = False,
         timeout: float = 5.0,
     ) -> None:
-        if not timeout > 0:
-            raise InvalidInputError(
-                f"timeout must be a positive number of seconds, got {timeout!r}"
-            )
-        self.display_name = display_name(display)
-        self.timeout = float(timeout)
         self.last_damage: list[Region] = []
         self._lock = threading.Lock()
-        self._closed = False
         self._transport: ShmTransport | GetImageTransport | None = None
         self._damage: DamageTracker | None = None
-        try:
-            self._x = open_display(self.display_name)
-        except XConnectError as exc:
-            raise CaptureError(
-                f"cannot connect to X display {self.display_name!r}: {exc}"
-            ) from None
+        self._connect(display, timeout)
         try:
             self._root = self._x.screen().root
             _check_visual(self._x, self.display_name)
@@ -160,7 +137,7 @@ class Capture(Closing):
             self._check_open()
             try:
                 return query_monitors(self._x)
-            except _GONE as exc:
+            except GONE as exc:
                 raise self._lost(exc) from None
 
     # -- grabbing ---------------------------------------------------------------------------
@@ -177,7 +154,7 @@ class Capture(Closing):
             self._check_open()
             try:
                 frame = self._grab_locked(region)
-            except _GONE as exc:  # a plain try costs nothing; a context manager ~2 us a grab
+            except GONE as exc:  # a plain try costs nothing; a context manager ~2 us a grab
                 raise self._lost(exc) from None
             return frame.copy() if copy else frame
 
@@ -268,7 +245,7 @@ class Capture(Closing):
                 if self._damage is not None:
                     return self._settle_by_damage(timeout, quiet_ms / 1e3)
                 return self._settle_by_frames(timeout, quiet_ms / 1e3)
-            except _GONE as exc:
+            except GONE as exc:
                 raise self._lost(exc) from None
 
     def _settle_by_damage(self, timeout: float, quiet: float) -> Settled:
@@ -345,44 +322,17 @@ class Capture(Closing):
             self._damage.mark_all(width, height)
 
     # -- lifecycle --------------------------------------------------------------------------
-    def _check_open(self) -> None:
-        if self._closed:
-            raise CaptureError("this Capture is closed")
-
-    def _lost(self, exc: BaseException) -> ConnectionLostError:
-        """The server vanished (or stopped answering: ``XTimeoutError``): drop the connection
-        without another word to it, and say which."""
-        self._abandon_connection()
-        if isinstance(exc, XTimeoutError):
-            return ServerHungError(
-                f"X display {self.display_name} did not answer within {self.timeout}s"
-            )
-        return ConnectionLostError(f"X display {self.display_name} is gone: {exc}")
-
-    def _abandon_connection(self) -> None:
-        """The server is gone or hung: drop everything without talking to it again."""
-        self._closed = True
+    def _drop(self) -> None:
         if self._transport is not None:
             self._transport.abandon()
-        abandon(self._x)
 
-    def close(self) -> None:
-        """Detach the segment and close the connection. Views already returned stay readable."""
-        if self._closed:
-            return
-        self._closed = True
-        if getattr(self, "_x", None) is None:
-            return
-        with contextlib.suppress(*_GONE):
-            if self._damage is not None:
-                self._damage.destroy()
-            if self._transport is not None:
-                self._transport.close()
-            self._x.close()
-
-    def __del__(self) -> None:
-        if not getattr(self, "_closed", True):
-            self.close()
+    def _release(self) -> None:
+        """Destroy the damage object and detach the segment (views already returned stay
+        readable: they keep the memory mapped)."""
+        if self._damage is not None:
+            self._damage.destroy()
+        if self._transport is not None:
+            self._transport.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self._width}x{self._height}"

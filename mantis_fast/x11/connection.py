@@ -24,10 +24,19 @@ from Xlib.display import Display as XDisplay
 from Xlib.protocol import display as _protocol_display
 from Xlib.protocol import event as _event
 
-from mantis_fast.errors import InvalidInputError, NoDisplayError
+from mantis_fast._closing import Closing
+from mantis_fast.errors import (
+    ConnectionLostError,
+    DisplayError,
+    InvalidInputError,
+    NoDisplayError,
+    ServerHungError,
+)
 
 __all__ = [
+    "GONE",
     "NO_DISPLAY_HINT",
+    "XClient",
     "XConnectError",
     "XTimeoutError",
     "abandon",
@@ -139,3 +148,76 @@ def abandon(xdisplay: XDisplay) -> None:
     with contextlib.suppress(AttributeError, OSError):
         xdisplay.display.close_internal("client")
         xdisplay.display.socket.close()
+
+
+#: What a vanished server raises out of python-xlib (``XTimeoutError`` is an ``OSError`` too).
+GONE = (_error.ConnectionClosedError, OSError)
+
+
+class XClient(Closing):
+    """One X connection owned by an object (``Capture``, ``Input``): opening it, the closed
+    state, and what happens when the server vanishes or hangs, written once.
+
+    A subclass sets ``error`` (the type its own failures raise) and may override ``_release``
+    (undo server-side state before a clean close) and ``_drop`` (free local resources when the
+    connection is abandoned).
+    """
+
+    error: type[DisplayError] = DisplayError
+    _closed = True  # until connected
+    _x: XDisplay | None = None
+
+    def _connect(self, display: str | None, timeout: float) -> None:
+        if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise InvalidInputError(
+                f"timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        self.display_name = display_name(display)
+        self.timeout = float(timeout)
+        try:
+            self._x = open_display(self.display_name)
+        except XConnectError as exc:
+            raise self.error(f"cannot connect to X display {self.display_name!r}: {exc}") from None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise self.error(f"this {type(self).__name__} is closed")
+
+    def _lost(self, exc: BaseException) -> ConnectionLostError:
+        """Abandon the connection of a server that vanished (or, for ``XTimeoutError``, stopped
+        answering) and return the error that says which: ``raise self._lost(exc) from None``."""
+        self._closed = True
+        self._drop()
+        if self._x is not None:
+            abandon(self._x)
+        if isinstance(exc, XTimeoutError):
+            return ServerHungError(
+                f"X display {self.display_name} did not answer within {self.timeout}s"
+            )
+        return ConnectionLostError(f"X display {self.display_name} is gone: {exc}")
+
+    def _drop(self) -> None:
+        """Free local resources of an abandoned connection without talking to the server."""
+
+    def _release(self) -> None:
+        """Undo server-side state before a clean close."""
+
+    def close(self) -> None:
+        """Undo what this object changed on the server and close the connection (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._x is None:
+            return
+        with contextlib.suppress(*GONE):
+            self._release()
+            self._x.close()
+
+    def __del__(self) -> None:
+        if not self._closed:
+            self.close()

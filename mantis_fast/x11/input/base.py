@@ -10,7 +10,8 @@ The base class owns what both share, so they cannot drift apart:
 * the dispatch contract: coordinates are root-window pixels; non-numbers and non-finite values
   raise ``InvalidInputError``; points outside the screen are clamped to ``[0, W-1] x [0, H-1]``;
 * argument checks (buttons, counts, directions, key names, text) and the drag path;
-* the lifecycle: a gone or hung server raises ``ConnectionLostError`` and drops the connection.
+* the lifecycle (``XClient``, shared with ``Capture``): a gone or hung server raises
+  ``ConnectionLostError`` / ``ServerHungError`` and drops the connection.
 
 A backend implements the primitive operations (``_move``, ``_click``, ...) on checked
 arguments.
@@ -18,33 +19,26 @@ arguments.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import select
 from typing import Any, ClassVar
 
 from Xlib import X
-from Xlib import error as xerror
 
-from mantis_fast._closing import Closing
 from mantis_fast.errors import (
-    ConnectionLostError,
     InputError,
     InvalidInputError,
-    ServerHungError,
 )
-from mantis_fast.x11.connection import XConnectError, abandon, display_name, open_display
-from mantis_fast.x11.connection import read_available as _read_available
+from mantis_fast.x11.connection import GONE, XClient, read_available
 from mantis_fast.x11.input.keys import canonical_key_name, parse_combo
 
 __all__ = ["BUTTONS", "SCROLL_BUTTONS", "Input"]
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
-_GONE = (xerror.ConnectionClosedError, OSError)
 
 
-class Input(Closing):
+class Input(XClient):
     """Pointer and keyboard for one X display (``None`` -> ``$DISPLAY``).
 
     ``backend`` picks the implementation: ``"xtest"`` (in-process XTest, ~0.1 ms an action) or
@@ -54,6 +48,7 @@ class Input(Closing):
 
     backends: ClassVar[dict[str, type[Input]]] = {}
     backend: ClassVar[str] = ""
+    error = InputError
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -71,17 +66,7 @@ class Input(Closing):
     def __init__(
         self, display: str | None = None, backend: str = "xtest", *, timeout: float = 5.0
     ) -> None:
-        if not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise InvalidInputError(
-                f"timeout must be a positive number of seconds, got {timeout!r}"
-            )
-        self.display_name = display_name(display)
-        self.timeout = float(timeout)
-        self._closed = False
-        try:
-            self._x = open_display(self.display_name)
-        except XConnectError as exc:
-            raise InputError(f"cannot connect to X display {self.display_name!r}: {exc}") from None
+        self._connect(display, timeout)
         try:
             self._root = self._x.screen().root
             # Root ConfigureNotify keeps ``size`` live: it rides on this connection for free.
@@ -89,11 +74,8 @@ class Input(Closing):
             geometry = self._root.get_geometry()
             self._size = (geometry.width, geometry.height)
             self._open()
-        except _GONE as exc:
-            self._abandon()
-            raise ConnectionLostError(
-                f"X display {self.display_name} went away while starting input: {exc}"
-            ) from None
+        except GONE as exc:
+            raise self._lost(exc) from None
         except BaseException:
             self.close()
             raise
@@ -108,11 +90,10 @@ class Input(Closing):
         self._check_open()
         try:
             if select.select([self._x.display.socket], [], [], 0)[0]:
-                _read_available(self._x)
+                read_available(self._x)
             self._handle_events()
-        except _GONE as exc:
-            self._abandon()
-            raise ConnectionLostError(f"X display {self.display_name} is gone: {exc}") from None
+        except GONE as exc:
+            raise self._lost(exc) from None
         return self._size
 
     def _handle_events(self) -> None:
@@ -224,50 +205,6 @@ class Input(Closing):
         if button not in BUTTONS:
             raise InvalidInputError(f"button must be one of {sorted(BUTTONS)}, got {button!r}")
         return BUTTONS[button]
-
-    # -- lifecycle --------------------------------------------------------------------------
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise InputError("this Input is closed")
-
-    def _lost(self, exc: BaseException | None = None) -> ConnectionLostError:
-        """Drop the connection and say why (``raise self._lost(exc) from None``)."""
-        self._abandon()
-        return ConnectionLostError(f"X display {self.display_name} is gone: {exc}")
-
-    def _hung(self) -> ServerHungError:
-        """Drop the connection of a server that stopped answering, and say so."""
-        self._abandon()
-        return ServerHungError(
-            f"X display {self.display_name} did not answer within {self.timeout}s"
-        )
-
-    def _abandon(self) -> None:
-        self._closed = True
-        if getattr(self, "_x", None) is not None:
-            abandon(self._x)
-
-    def close(self) -> None:
-        """Close the connection (a backend first undoes what it changed on the server)."""
-        if self._closed:
-            return
-        self._closed = True
-        if getattr(self, "_x", None) is None:
-            return
-        with contextlib.suppress(*_GONE):
-            self._before_close()
-            self._x.close()
-
-    def _before_close(self) -> None:
-        """Undo server-side changes before the connection closes (XTest: scratch keycodes)."""
-
-    def __del__(self) -> None:
-        if not getattr(self, "_closed", True):
-            self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self._size[0]}x{self._size[1]}"

@@ -15,8 +15,8 @@ from Xlib.ext import xtest
 from Xlib.protocol import request as xrequest
 
 from mantis_fast.errors import InputError
-from mantis_fast.x11.connection import XTimeoutError, wait_reply
-from mantis_fast.x11.input.base import _GONE, Input
+from mantis_fast.x11.connection import GONE, wait_reply
+from mantis_fast.x11.input.base import Input
 from mantis_fast.x11.input.keys import char_keysym, keysym_for_name
 
 __all__ = ["XTestInput"]
@@ -111,9 +111,7 @@ class XTestInput(Input):
                 self._x, xrequest.GetInputFocus(display=self._x.display, defer=True), self.timeout
             )
             self._handle_events()  # keeps the queue from growing, the keymap cache current
-        except XTimeoutError:
-            raise self._hung() from None
-        except _GONE as exc:
+        except GONE as exc:  # gone, or hung (XTimeoutError)
             raise self._lost(exc) from None
 
     def _on_event(self, event: Any) -> None:
@@ -193,7 +191,7 @@ class XTestInput(Input):
     def _shift_keycode(self) -> int:
         return self._x.keysym_to_keycode(XK.string_to_keysym("Shift_L"))
 
-    def _before_close(self) -> None:
+    def _release(self) -> None:
         """Unmap the scratch keycodes we mapped."""
         if not self._scratch_map:
             return
