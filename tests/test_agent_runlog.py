@@ -94,7 +94,11 @@ def test_kill_mid_turn_loses_nothing(tmp_path: Path, layout: str) -> None:
         [sys.executable, "-c", WRITER, str(tmp_path), layout], stdout=subprocess.PIPE, text=True
     )
     assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-    time.sleep(0.7)
+    log = tmp_path / "run_0001" / "turns.jsonl"
+    deadline = time.monotonic() + 30  # a few turns in, however loaded the machine is
+    while time.monotonic() < deadline and (not log.exists() or log.read_bytes().count(b"\n") < 6):
+        time.sleep(0.05)
+    time.sleep(0.05)  # and kill it somewhere inside the next turn
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
     process.stdout.close()

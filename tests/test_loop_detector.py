@@ -283,7 +283,14 @@ def test_normalize_action_forms(action):
 
 def test_normalize_action_defaults():
     assert normalize_action({"type": "wait"}) == ("wait", {}, "")
-    assert normalize_action(Action(ActionType.KEY_PRESS, None, None)) == ("key_press", {}, "")
+    # vocabulary names are made canonical (the Gym's key_press is the agent's key)
+    assert normalize_action(Action(ActionType.KEY_PRESS, None, None)) == ("key", {}, "")
+    assert normalize_action({"name": "Left_Click", "x": 1, "y": 2}) == (
+        "click",
+        {"x": 1, "y": 2},
+        "",
+    )
+    assert normalize_action({"type": "scroll_up"}) == ("scroll_up", {}, "")  # not in it: kept
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
 
 __all__ = [
+    "CANONICAL_NAMES",
     "COORD_SPACES",
     "MAX_SCROLL_AMOUNT",
     "MAX_TEXT",
@@ -47,6 +48,7 @@ MAX_SCROLL_AMOUNT = 50  # notches per action: a model asking for 100,000 gets 50
 MAX_TEXT = 10_000  # characters typed per action
 MAX_WAIT_SECONDS = 60.0
 MAX_DRAG_STEPS = 1000
+COORD_LIMIT = 2**31  # beyond any screen
 
 
 class ActionType(str, Enum):
@@ -95,6 +97,9 @@ _ALIASES = {
     "finish": "done",
 }
 
+#: Every accepted spelling (lower case) -> its canonical name.
+CANONICAL_NAMES = {**{t.value: t.value for t in ActionType}, **_ALIASES}
+
 #: Actions that touch one point (``x``, ``y``); a drag touches two.
 POINTER_ACTIONS = frozenset(
     {ActionType.MOVE, ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.RIGHT_CLICK}
@@ -104,7 +109,7 @@ SPATIAL_ACTIONS = POINTER_ACTIONS | {ActionType.SCROLL, ActionType.DRAG}
 
 _POINT_KEYS = (("x", "x1", "start_x"), ("y", "y1", "start_y"))
 _END_KEYS = (("x2", "end_x"), ("y2", "end_y"))
-_ENVELOPE = frozenset({"name", "action", "type", "action_type", "params", "reasoning"})
+_ENVELOPE = frozenset({"name", "action", "type", "action_type", "params", "reasoning", "space"})
 
 
 def _first(params: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -114,12 +119,24 @@ def _first(params: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-def _number(value: Any, what: str, low: float) -> float:
+def _number(value: Any, what: str, low: float = -math.inf) -> float:
+    # ints are never infinite, and math.isfinite overflows on huge ones: check floats only
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInputError(f"{what} must be a number, got {type(value).__name__} {value!r}")
-    if not (math.isfinite(value) and value >= low):
-        raise InvalidInputError(f"{what} must be a finite number >= {low:g}, got {value!r}")
+    if (isinstance(value, float) and not math.isfinite(value)) or value < low:
+        bound = f" >= {low:g}" if low > -math.inf else ""
+        raise InvalidInputError(f"{what} must be a finite number{bound}, got {value!r:.40}")
     return value
+
+
+def _button(value: Any) -> str:
+    """``"left"``, ``"Left"``, or X's button numbers 1..3."""
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= len(BUTTONS):
+        return BUTTONS[value - 1]
+    name = value.strip().lower() if isinstance(value, str) else value
+    if name not in BUTTONS:
+        raise InvalidInputError(f"button must be one of {BUTTONS} or 1..3, got {value!r:.40}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -183,6 +200,7 @@ class Action:
         params = dict(nested) if isinstance(nested, Mapping) else {}
         params.update((k, v) for k, v in item.items() if k not in _ENVELOPE)
         reasoning = item.get("reasoning", "")
+        space = item.get("space", space) if item.get("space") in COORD_SPACES else space
         return cls(kind, params, reasoning if isinstance(reasoning, str) else "", space)
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,6 +212,8 @@ class Action:
             if params.get(key) is not None:
                 data[wire] = params.pop(key)
         data.update((k, v) for k, v in params.items() if v is not None)
+        if self.reasoning:
+            data["reasoning"] = self.reasoning
         return data
 
     # -- validation -------------------------------------------------------------------------
@@ -218,8 +238,6 @@ class Action:
         out: dict[str, Any] = {}
         if kind in SPATIAL_ACTIONS:
             point = self._point(_POINT_KEYS, required=kind is not ActionType.SCROLL)
-            if point is None and self.space == "normalized":  # a scroll without a point
-                point = (NORMALIZED_MAX // 2, NORMALIZED_MAX // 2)
             if point is not None:
                 out["x"], out["y"] = point
         if kind is ActionType.DRAG:
@@ -241,15 +259,11 @@ class Action:
             amount = _first(params, ("amount", "notches", "clicks"))
             if amount is None:
                 amount = DEFAULT_SCROLL_AMOUNT
-            amount = _number(amount, "scroll amount", 0)
+            amount = _number(amount, "scroll amount")  # clamped: -3 or 1e9 notches mean 1 or 50
             out["direction"] = direction
             out["amount"] = min(max(round(amount), 1), MAX_SCROLL_AMOUNT)
         elif kind is ActionType.CLICK and params.get("button") is not None:
-            if params["button"] not in BUTTONS:
-                raise InvalidInputError(
-                    f"button must be one of {BUTTONS}, got {params['button']!r}"
-                )
-            out["button"] = params["button"]
+            out["button"] = _button(params["button"])
         elif kind is ActionType.TYPE:
             text = _first(params, ("text", "content"))
             if not isinstance(text, str) or not text:
@@ -284,10 +298,16 @@ class Action:
     ) -> tuple[float, float] | None:
         x, y = (_first(self.params, names) for names in keys)
         if x is None or y is None:
-            if not required and x is None and y is None:
-                return None
-            need = what or f"{keys[0][0]} and {keys[1][0]}"
-            raise InvalidInputError(f"{self.name} needs params {need}, got {sorted(self.params)}")
+            if not required and self.space == "normalized":
+                # A scroll's missing axis is the working area's centre (both: the centre).
+                centre = NORMALIZED_MAX // 2
+                x, y = (centre if x is None else x), (centre if y is None else y)
+            elif not required and x is None and y is None:
+                return None  # the dispatcher scrolls at the centre of the screen
+            else:
+                need = what or f"{keys[0][0]} and {keys[1][0]}"
+                got = sorted(map(str, self.params))
+                raise InvalidInputError(f"{self.name} needs params {need}, got {got}")
         return self._coordinate(x, keys[0][0]), self._coordinate(y, keys[1][0])
 
     def _coordinate(self, value: Any, name: str) -> float:
@@ -296,10 +316,12 @@ class Action:
         else:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 kind = type(value).__name__
-                raise InvalidInputError(f"{name} must be a number, got {kind} {value!r}")
-            if not math.isfinite(value):
+                raise InvalidInputError(f"{name} must be a number, got {kind} {value!r:.40}")
+            if isinstance(value, float) and not math.isfinite(value):
                 raise InvalidInputError(f"{name} must be finite, got {value!r}")
             number = value
         if self.space == "normalized":
             return min(max(round(number), 0), NORMALIZED_MAX)
-        return number
+        # Image and screen points are clamped at dispatch; bounding them here keeps any later
+        # float arithmetic from overflowing on a 400-digit integer.
+        return min(max(number, -COORD_LIMIT), COORD_LIMIT)

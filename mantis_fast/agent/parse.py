@@ -26,8 +26,9 @@ __all__ = [
     "parse_model_output",
 ]
 
-#: The names the reply parser accepts (canonical; aliases such as ``key_press`` resolve too).
-ACTION_NAMES = tuple(dict.fromkeys(t.value for t in ActionType))
+#: What the agent loop executes (aliases such as ``key_press`` resolve to these). ``wait``,
+#: ``done`` and ``launch_app`` are the Gym env's: a reply naming them is skipped, with a reason.
+ACTION_NAMES = ("move", "click", "right_click", "double_click", "drag", "scroll", "type", "key")
 #: The reply parser's name for one parsed action (one vocabulary: ``mantis_fast.actions``).
 AgentAction = Action
 
@@ -107,9 +108,11 @@ def _action(item: Any) -> Action:
     if not isinstance(raw_name, str):
         raise _Skip(f"no action name in {dict(item)!r}"[:200])
     try:
-        ActionType(raw_name)
+        kind = ActionType(raw_name)
     except ValueError:
         raise _Skip(f"unknown action {raw_name!r}") from None
+    if kind.value not in ACTION_NAMES:
+        raise _Skip(f"{kind.value} is not an agent action (those are {', '.join(ACTION_NAMES)})")
     try:
         return Action.from_dict(item, space="normalized").validated()
     except ValueError as exc:

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Batched coordinate maps, bit-exact with the scalar functions of ``mantis_fast.coords``.
+"""Batched coordinate maps, bit-exact with the scalar functions of ``mantis_fast.geometry.coords``.
 
 Every per-axis map the package needs (brain -> display scaling, normalized 0..1000 <-> pixels,
 display-local -> global) is one shape::
@@ -40,7 +40,7 @@ cdef extern from *:
     """
     int64_t mantis_round_half_even(double q) noexcept nogil
 
-# Result codes (mirrored in mantis_fast.coords).
+# Result codes (mirrored in mantis_fast.geometry.coords).
 cdef enum:
     OK = 0
     NON_FINITE = 1       # NaN or infinity in the input

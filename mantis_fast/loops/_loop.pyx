@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Batched loop flags over a recorded trajectory of T steps (see ``mantis_fast.trajectory``).
+"""Batched loop flags over a recorded trajectory of T steps (see ``loops.trajectory``).
 
 Flag ``t`` answers the question the streaming ``LoopDetector`` answers right after step ``t`` was
 recorded: is the window of ``window`` samples ending at ``t`` a loop? Inputs arrive validated.

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from mantis_fast.actions.model import CANONICAL_NAMES
 from mantis_fast.errors import InvalidInputError
 
 __all__ = ["DRIFT_CODE", "DRIFT_KINDS", "action_point", "normalize_action", "to_sample"]
@@ -25,7 +26,7 @@ DRIFT_CODE = {name: code for code, name in enumerate(DRIFT_KINDS, start=1)}
 # Where an action's point is looked up, in order; a drag's (x, y) is its start point.
 _POINT_KEYS = (("x", "y"), ("start_x", "start_y"), ("x1", "y1"))
 # Keys of the mapping form that are not params.
-_ENVELOPE_KEYS = frozenset({"type", "action_type", "reasoning", "params"})
+_ENVELOPE_KEYS = frozenset({"type", "action_type", "name", "reasoning", "params"})
 _MISSING = object()
 
 
@@ -36,10 +37,13 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
 
     * an object with ``.action_type`` and ``.params`` (and optionally ``.reasoning``), where
       ``action_type`` is a string or an enum whose ``.value`` is a string;
-    * a mapping with a ``"type"`` (or ``"action_type"``) key, an optional ``"reasoning"`` key and
-      either a ``"params"`` mapping or the params as its remaining keys.
+    * a mapping with a ``"type"`` (or ``"action_type"``, or ``"name"``: the wire form) key, an
+      optional ``"reasoning"`` key and either a ``"params"`` mapping or the params as its
+      remaining keys.
 
-    The type is lower-cased; missing params are ``{}``, missing reasoning is ``""``. Anything else
+    The type is lower-cased and, when it is a name of the action vocabulary, made canonical
+    (``"type_text"`` -> ``"type"``, ``"left_click"`` -> ``"click"``); other names are kept.
+    Missing params are ``{}``, missing reasoning is ``""``. Anything else
     raises ValueError naming what was received.
     """
     # Fast paths first (exact dicts, then attribute access): this runs once per agent step.
@@ -49,6 +53,8 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
         kind = action.get("type")
         if kind is None:
             kind = action.get("action_type")
+        if kind is None:
+            kind = action.get("name")  # the wire form of ``Action.to_dict()``
         params = action.get("params")
         if params is None:
             params = {k: v for k, v in action.items() if k not in _ENVELOPE_KEYS}
@@ -79,7 +85,8 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
         raise InvalidInputError(
             f"action reasoning must be a string, got {type(reasoning).__name__}"
         )
-    return kind.lower(), params, reasoning
+    kind = kind.lower()
+    return CANONICAL_NAMES.get(kind, kind), params, reasoning
 
 
 def _coordinate(name: str, value: Any) -> float:

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Frame comparison kernels behind mantis_fast.frames: block sums for the frame hash and the
+"""Frame comparison kernels behind mantis_fast.pixels.frames: block sums for the frame hash and the
 bounding box of changed pixels. Images arrive as 2-D byte-row views (H, W * channels) with any
 row stride and contiguous bytes within a row.
 """

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Fused crop + resize + colour conversion of uint8 images: the kernel behind mantis_fast.image.
+"""Fused crop + resize + colour conversion of uint8 images (the kernel behind ``image.resize``).
 
 Images arrive as 2-D byte-row views: ``src`` is (H, W * channels) with any row stride and
 contiguous pixels, ``out`` is (out_h, out_w * out_channels). The crop is given as an offset; the

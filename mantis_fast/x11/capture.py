@@ -105,6 +105,10 @@ class Capture(XClient):
                 reason = f"MIT-SHM QueryVersion failed: {exc}"
             except ShmAttachRefused as exc:
                 reason = str(exc)
+            except OSError as exc:
+                if type(exc) is not OSError:  # a lost or hung server is not ours to absorb
+                    raise
+                reason = f"MIT-SHM segment unavailable ({exc}): shmget/shmat limits?"
         return GetImageTransport(self._x, self._root, *size, self.timeout), reason
 
     def _start_damage_tracking(self) -> None:
@@ -123,7 +127,16 @@ class Capture(XClient):
     # -- properties -------------------------------------------------------------------------
     @property
     def size(self) -> tuple[int, int]:
-        """(width, height) of the root window."""
+        """(width, height) of the root window now: a resize already reported by the server is
+        taken in (one non-blocking look at the socket, no round trip), as ``Input.size`` does."""
+        with self._lock:
+            self._check_open()
+            try:
+                if select.select([self._x.display.socket], [], [], 0)[0]:
+                    read_available(self._x)
+                self._handle_events()
+            except GONE as exc:
+                raise self._lost(exc) from None
         return self._width, self._height
 
     @property

@@ -29,6 +29,7 @@ from mantis_fast.errors import (
     ConnectionLostError,
     DisplayError,
     InvalidInputError,
+    MantisError,
     NoDisplayError,
     ServerHungError,
 )
@@ -188,9 +189,14 @@ class XClient(Closing):
         if self._closed:
             raise self.error(f"this {type(self).__name__} is closed")
 
-    def _lost(self, exc: BaseException) -> ConnectionLostError:
+    def _lost(self, exc: BaseException) -> BaseException:
         """Abandon the connection of a server that vanished (or, for ``XTimeoutError``, stopped
-        answering) and return the error that says which: ``raise self._lost(exc) from None``."""
+        answering) and return the error that says which: ``raise self._lost(exc) from None``.
+
+        Our own errors are ``OSError`` too (a refused re-attach, a missing tool): those are
+        returned unchanged, and the connection stays as it is."""
+        if isinstance(exc, MantisError):
+            return exc
         self._closed = True
         self._drop()
         if self._x is not None:

@@ -25,10 +25,7 @@ from typing import Any, ClassVar
 
 from Xlib import X
 
-from mantis_fast.errors import (
-    InputError,
-    InvalidInputError,
-)
+from mantis_fast.errors import InputError, InvalidInputError, MantisError
 from mantis_fast.x11.connection import GONE, XClient, read_available
 from mantis_fast.x11.input.keys import canonical_key_name, parse_combo
 
@@ -74,6 +71,9 @@ class Input(XClient):
             geometry = self._root.get_geometry()
             self._size = (geometry.width, geometry.height)
             self._open()
+        except MantisError:  # no XTEST, no xdotool: say so, and close cleanly
+            self.close()
+            raise
         except GONE as exc:
             raise self._lost(exc) from None
         except BaseException:
