@@ -166,3 +166,9 @@ def test_never_raises_and_always_in_range(text: str) -> None:
             assert isinstance(x, int) and isinstance(y, int)
     for box in out.bboxes:
         assert 0 <= box.x1 <= box.x2 <= 1000 and 0 <= box.y1 <= box.y2 <= 1000
+
+
+def test_a_400_digit_coordinate_is_clamped_not_fatal() -> None:
+    huge = "1" + "0" * 400
+    out = parse_model_output(f'{{"actions": [{{"name": "click", "x1": {huge}, "y1": -{huge}}}]}}')
+    assert [a.params for a in out.actions] == [{"x": 1000, "y": 0}] and out.skipped == []
