@@ -69,24 +69,23 @@ class Capture(XClient):
         self._transport: ShmTransport | GetImageTransport | None = None
         self._damage: DamageTracker | None = None
         self._connect(display, timeout)
-        try:
-            self._root = self._x.screen().root
-            _check_visual(self._x, self.display_name)
-            # Root ConfigureNotify tells us about xrandr resizes at no cost: the event rides in
-            # the same read as the next grab's reply.
-            self._root.change_attributes(event_mask=X.StructureNotifyMask)
-            geometry = self._root.get_geometry()
-            self._width, self._height = geometry.width, geometry.height
-            self._transport, reason = self._open_transport(use_shm)
-            self.backend: str = self._transport.name
-            self.backend_reason: str = reason
-            if track_damage:
-                self._start_damage_tracking()
-        except BaseException:
-            self.close()
-            raise
+        self._start(lambda: self._set_up(use_shm, track_damage))
 
     # -- set-up -----------------------------------------------------------------------------
+    def _set_up(self, use_shm: bool, track_damage: bool) -> None:
+        self._root = self._x.screen().root
+        _check_visual(self._x, self.display_name)
+        # Root ConfigureNotify tells us about xrandr resizes at no cost: the event rides in
+        # the same read as the next grab's reply.
+        self._root.change_attributes(event_mask=X.StructureNotifyMask)
+        geometry = self._root.get_geometry()
+        self._width, self._height = geometry.width, geometry.height
+        self._transport, reason = self._open_transport(use_shm)
+        self.backend: str = self._transport.name
+        self.backend_reason: str = reason
+        if track_damage:
+            self._start_damage_tracking()
+
     def _open_transport(self, use_shm: bool) -> tuple[ShmTransport | GetImageTransport, str]:
         size = (self._width, self._height)
         if not use_shm:
@@ -149,7 +148,8 @@ class Capture(XClient):
         with self._lock:
             self._check_open()
             try:
-                return query_monitors(self._x)
+                with self._bounded():
+                    return query_monitors(self._x)
             except GONE as exc:
                 raise self._lost(exc) from None
 

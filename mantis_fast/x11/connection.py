@@ -1,6 +1,6 @@
 """Opening python-xlib connections safely.
 
-Two python-xlib 0.33 defects are handled here, once, for every module that talks to X:
+Three python-xlib 0.33 defects are handled here, once, for every module that talks to X:
 
 * Its protocol ``Display`` keeps the event/error code tables as *class* attributes, so every
   connection's extensions register into one process-wide dict. Two servers whose extensions have
@@ -8,21 +8,31 @@ Two python-xlib 0.33 defects are handled here, once, for every module that talks
   connection dies with a TypeError. Each connection gets its own copy of the core tables.
 * A failed connect leaks its sockets (a ResourceWarning later). A local display is probed with a
   socket we close ourselves first, so an absent server is a clean error without a leak.
+* It waits on the server with ``select(..., timeout=None)`` (a reply, the connection set-up) or
+  spins on ``select(..., 0)`` while the server does not read (a flush): a stopped server hangs
+  it forever. Its ``select`` is routed through ``_BoundedSelect``, which honours the deadline of
+  the innermost ``bounded(seconds)`` block of the calling thread and raises ``XTimeoutError``
+  once it has passed. Every call into python-xlib that can wait runs inside such a block.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import select
 import socket
+import threading
 import time
+from collections.abc import Callable
+from types import TracebackType
 
 from Xlib import error as _error
 from Xlib.display import Display as XDisplay
 from Xlib.protocol import display as _protocol_display
 from Xlib.protocol import event as _event
+from Xlib.support import connect as _xlib_connect
 
 from mantis_fast._closing import Closing
 from mantis_fast.errors import (
@@ -41,6 +51,7 @@ __all__ = [
     "XConnectError",
     "XTimeoutError",
     "abandon",
+    "bounded",
     "display_name",
     "open_display",
     "read_available",
@@ -78,6 +89,67 @@ def display_name(display: str | None) -> str:
     return display
 
 
+_deadlines = threading.local()
+
+
+class bounded:
+    """Within this block, python-xlib waits on the server at most ``seconds`` (in this thread):
+    past the deadline its next wait raises ``XTimeoutError``. Blocks nest; the earliest
+    deadline wins."""
+
+    __slots__ = ("_deadline", "_previous")
+
+    def __init__(self, seconds: float) -> None:
+        self._deadline = time.monotonic() + seconds
+
+    def __enter__(self) -> None:
+        self._previous = getattr(_deadlines, "deadline", None)
+        if self._previous is not None and self._previous < self._deadline:
+            self._deadline = self._previous
+        _deadlines.deadline = self._deadline
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _deadlines.deadline = self._previous
+
+
+class _BoundedSelect:
+    """Stands in for the ``select`` module inside python-xlib's protocol code."""
+
+    error = select.error
+
+    @staticmethod
+    def select(rlist, wlist, xlist, timeout=None):
+        deadline = getattr(_deadlines, "deadline", None)
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise XTimeoutError("the X server did not answer in time")
+            timeout = remaining if timeout is None else min(timeout, remaining)
+        return select.select(rlist, wlist, xlist, timeout)
+
+
+_protocol_display.select = _BoundedSelect  # type: ignore[attr-defined]
+
+_original_get_socket = _xlib_connect.get_socket
+
+
+def _get_socket_remembered(*args, **kwargs):
+    """python-xlib's socket factory, remembering the socket so that a connection set-up that
+    times out can close it (python-xlib would leave it open)."""
+    sock = _original_get_socket(*args, **kwargs)
+    _deadlines.socket = sock
+    return sock
+
+
+if not getattr(_xlib_connect.get_socket, "_remembered", False):
+    _get_socket_remembered._remembered = True  # type: ignore[attr-defined]
+    _xlib_connect.get_socket = _get_socket_remembered
+
 _LOCAL_NAME = re.compile(r"^(?:unix)?:(\d+)(?:\.\d+)?$")
 
 
@@ -100,15 +172,23 @@ def _local_server_listening(number: int) -> bool:
     return False
 
 
-def open_display(name: str) -> XDisplay:
-    """Connect to X display ``name``; XConnectError names it when nothing answers."""
+def open_display(name: str, timeout: float | None = None) -> XDisplay:
+    """Connect to X display ``name``; XConnectError names it when nothing answers, and
+    XTimeoutError when it does not finish the connection set-up within ``timeout``."""
     local = _LOCAL_NAME.match(name)
     if local and not _local_server_listening(int(local.group(1))):
         raise XConnectError(f"no X server is listening on display {name!r}")
+    _deadlines.socket = None
     try:
-        return XDisplay(name)
+        with bounded(timeout if timeout is not None else math.inf):
+            return XDisplay(name)
+    except XTimeoutError:
+        _deadlines.socket.close()  # the set-up never finished: python-xlib leaves it open
+        raise
     except (_error.DisplayError, _error.ConnectionClosedError, OSError) as exc:
         raise XConnectError(f"cannot open X display {name!r}: {exc}") from None
+    finally:
+        _deadlines.socket = None
 
 
 class XTimeoutError(OSError):
@@ -176,10 +256,34 @@ class XClient(Closing):
         self.display_name = display_name(display)
         self.timeout = float(timeout)
         try:
-            self._x = open_display(self.display_name)
+            self._x = open_display(self.display_name, self.timeout)
         except XConnectError as exc:
             raise self.error(f"cannot connect to X display {self.display_name!r}: {exc}") from None
+        except XTimeoutError:
+            raise ServerHungError(
+                f"X display {self.display_name} did not answer within {self.timeout}s"
+            ) from None
         self._closed = False
+
+    def _bounded(self, extra: float = 0.0) -> bounded:
+        """``with self._bounded():`` around any call into python-xlib that can wait (``extra``
+        seconds on top of ``timeout`` for calls that pause on purpose, such as a slow drag)."""
+        return bounded(self.timeout + extra)
+
+    def _start(self, setup: Callable[[], None]) -> None:
+        """Run the object's set-up on the new connection, bounded: on any failure the
+        connection is closed (or, for a gone or hung server, abandoned) and the error raised."""
+        try:
+            with bounded(self.timeout):
+                setup()
+        except MantisError:
+            self.close()
+            raise
+        except GONE as exc:
+            raise self._lost(exc) from None
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def closed(self) -> bool:
@@ -220,9 +324,15 @@ class XClient(Closing):
         self._closed = True
         if self._x is None:
             return
-        with contextlib.suppress(*GONE):
-            self._release()
-            self._x.close()
+        try:
+            with bounded(self.timeout):
+                self._release()
+                self._x.close()
+        except XTimeoutError:  # a hung server must not hang our shutdown too
+            self._drop()
+            abandon(self._x)
+        except GONE:
+            pass
 
     def __del__(self) -> None:
         if not self._closed:

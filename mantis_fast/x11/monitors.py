@@ -13,9 +13,21 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.error import XError
 
-from mantis_fast.errors import DisplayError
+from mantis_fast.errors import (
+    ConnectionLostError,
+    DisplayError,
+    InvalidInputError,
+    ServerHungError,
+)
 from mantis_fast.geometry.displays import Display, set_live_display_source, with_primary
-from mantis_fast.x11.connection import XConnectError, display_name, open_display
+from mantis_fast.x11.connection import (
+    XConnectError,
+    XTimeoutError,
+    abandon,
+    bounded,
+    display_name,
+    open_display,
+)
 
 __all__ = ["list_displays", "query_monitors"]
 
@@ -48,23 +60,38 @@ def query_monitors(xdisplay: Any) -> list[Display]:
     return with_primary(monitors) if monitors else whole_root
 
 
-def list_displays(display: str | None = None) -> list[Display]:
+def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[Display]:
     """Monitors of the X display ``display`` (None -> ``$DISPLAY``).
 
     Raises ``DisplayError`` when the server cannot be reached (``NoDisplayError`` when no display
-    is named and ``$DISPLAY`` is unset).
+    is named and ``$DISPLAY`` is unset, ``ServerHungError`` when it does not answer within
+    ``timeout`` seconds).
     """
     name = display_name(display)
+    if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise InvalidInputError(f"timeout must be a positive number of seconds, got {timeout!r}")
     try:
-        xdisplay = open_display(name)
+        xdisplay = open_display(name, timeout)
     except (XConnectError, OverflowError) as exc:
         raise DisplayError(f"cannot connect to X display {name!r}: {exc}") from None
+    except XTimeoutError:
+        raise ServerHungError(f"X display {name} did not answer within {timeout}s") from None
     try:
-        return query_monitors(xdisplay)
+        with bounded(timeout):
+            return query_monitors(xdisplay)
+    except XTimeoutError:
+        abandon(xdisplay)
+        xdisplay = None
+        raise ServerHungError(f"X display {name} did not answer within {timeout}s") from None
     except (xerror.ConnectionClosedError, OSError) as exc:
-        raise DisplayError(f"X display {name!r} went away while listing monitors: {exc}") from None
+        abandon(xdisplay)
+        xdisplay = None
+        raise ConnectionLostError(
+            f"X display {name!r} went away while listing monitors: {exc}"
+        ) from None
     finally:
-        xdisplay.close()
+        if xdisplay is not None:
+            xdisplay.close()
 
 
 # ``displays=None`` in the geometry functions means "the monitors of $DISPLAY, now".

@@ -19,20 +19,42 @@ arguments.
 
 from __future__ import annotations
 
+import functools
 import math
 import select
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 from Xlib import X
 
-from mantis_fast.errors import InputError, InvalidInputError, MantisError
+from mantis_fast.errors import InputError, InvalidInputError
 from mantis_fast.x11.connection import GONE, XClient, read_available
 from mantis_fast.x11.input.keys import canonical_key_name, parse_combo
 
 __all__ = ["BUTTONS", "SCROLL_BUTTONS", "Input"]
 
+T = TypeVar("T")
+
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
+
+
+def _server_call(method: Callable[..., T]) -> Callable[..., T]:
+    """A public call that talks to the server: open-checked, every wait bounded by ``timeout``,
+    a gone or hung server turned into ``ConnectionLostError`` / ``ServerHungError``."""
+
+    @functools.wraps(method)
+    def call(self: Input, *args: Any, **kwargs: Any) -> T:
+        self._check_open()
+        try:
+            with self._bounded(self._planned_pause):
+                return method(self, *args, **kwargs)
+        except GONE as exc:
+            raise self._lost(exc) from None
+        finally:
+            self._planned_pause = 0.0
+
+    return call
 
 
 class Input(XClient):
@@ -43,6 +65,7 @@ class Input(XClient):
     returned is an instance of that backend's class; ``backend`` names it.
     """
 
+    _planned_pause = 0.0  # seconds the current call sleeps on purpose (a slow drag)
     backends: ClassVar[dict[str, type[Input]]] = {}
     backend: ClassVar[str] = ""
     error = InputError
@@ -64,36 +87,27 @@ class Input(XClient):
         self, display: str | None = None, backend: str = "xtest", *, timeout: float = 5.0
     ) -> None:
         self._connect(display, timeout)
-        try:
-            self._root = self._x.screen().root
-            # Root ConfigureNotify keeps ``size`` live: it rides on this connection for free.
-            self._root.change_attributes(event_mask=X.StructureNotifyMask)
-            geometry = self._root.get_geometry()
-            self._size = (geometry.width, geometry.height)
-            self._open()
-        except MantisError:  # no XTEST, no xdotool: say so, and close cleanly
-            self.close()
-            raise
-        except GONE as exc:
-            raise self._lost(exc) from None
-        except BaseException:
-            self.close()
-            raise
+        self._start(self._set_up)
+
+    def _set_up(self) -> None:
+        self._root = self._x.screen().root
+        # Root ConfigureNotify keeps ``size`` live: it rides on this connection for free.
+        self._root.change_attributes(event_mask=X.StructureNotifyMask)
+        geometry = self._root.get_geometry()
+        self._size = (geometry.width, geometry.height)
+        self._open()
 
     def _open(self) -> None:
         """Backend set-up on the open connection (check the extension, find the binary)."""
 
     # -- the live screen size ---------------------------------------------------------------
     @property
+    @_server_call
     def size(self) -> tuple[int, int]:
         """(width, height) of the root window now: resizes are picked up without a round trip."""
-        self._check_open()
-        try:
-            if select.select([self._x.display.socket], [], [], 0)[0]:
-                read_available(self._x)
-            self._handle_events()
-        except GONE as exc:
-            raise self._lost(exc) from None
+        if select.select([self._x.display.socket], [], [], 0)[0]:
+            read_available(self._x)
+        self._handle_events()
         return self._size
 
     def _handle_events(self) -> None:
@@ -109,9 +123,11 @@ class Input(XClient):
         """A queued event other than a root resize (the XTest backend tracks keymap changes)."""
 
     # -- pointer ----------------------------------------------------------------------------
+    @_server_call
     def move(self, x: float, y: float) -> None:
         self._move(*self._point(x, y))
 
+    @_server_call
     def click(self, x: float, y: float, button: str = "left", count: int = 1) -> None:
         point = self._point(x, y)
         self._click(point, self._button(button), _positive_int(count, "count"))
@@ -119,9 +135,11 @@ class Input(XClient):
     def double_click(self, x: float, y: float, button: str = "left") -> None:
         self.click(x, y, button, count=2)
 
+    @_server_call
     def mouse_down(self, button: str = "left") -> None:
         self._button_event(self._button(button), press=True)
 
+    @_server_call
     def mouse_up(self, button: str = "left") -> None:
         self._button_event(self._button(button), press=False)
 
@@ -149,8 +167,16 @@ class Input(XClient):
             )
             for i in range(1, steps + 1)
         ]
-        self._drag(start, path, self._button(button), duration / steps)
+        self._planned_pause = duration  # the drag's own pauses do not count against timeout
+        self._drag_now(start, path, self._button(button), duration / steps)
 
+    @_server_call
+    def _drag_now(
+        self, start: tuple[int, int], path: list[tuple[int, int]], button: int, pause: float
+    ) -> None:
+        self._drag(start, path, button, pause)
+
+    @_server_call
     def scroll(self, x: float, y: float, direction: str = "down", notches: int = 1) -> None:
         """Wheel ``notches`` clicks at (x, y): buttons 4/5 (up/down) and 6/7 (left/right)."""
         point = self._point(x, y)
@@ -161,16 +187,16 @@ class Input(XClient):
         self._click(point, SCROLL_BUTTONS[direction], _positive_int(notches, "notches"))
 
     # -- keyboard ---------------------------------------------------------------------------
+    @_server_call
     def key(self, combo: str) -> None:
         """Press and release a combination such as ``"ctrl+shift+t"`` or ``"Return"``."""
-        self._check_open()
         self._key([canonical_key_name(name) for name in parse_combo(combo)])
 
+    @_server_call
     def type(self, text: str) -> None:
         """Type ``text`` character by character, including characters absent from the keymap."""
         if not isinstance(text, str):
             raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
-        self._check_open()
         if text:
             self._type(text)
 
