@@ -24,6 +24,7 @@ __all__ = ["XTestInput"]
 # After remapping a keycode, clients need a moment to re-read the keymap (see XTestInput._premap).
 KEYMAP_SETTLE_S = 0.02
 SCRATCH_UNMAP_DELAY_S = 0.2
+FLUSH_EVERY = 256  # queued fake events
 
 
 class XTestInput(Input):
@@ -32,6 +33,7 @@ class XTestInput(Input):
     backend = "xtest"
 
     def _open(self) -> None:
+        self._pending = 0  # fake events queued since the last flush
         self._scratch: list[int] = []  # spare keycodes we mapped, oldest first
         self._scratch_map: dict[int, int] = {}  # keysym -> scratch keycode
         if not self._x.query_extension("XTEST"):
@@ -99,13 +101,25 @@ class XTestInput(Input):
     def _fake(self, event_type: int, detail: int) -> None:
         self._check_open()
         xtest.fake_input(self._x, event_type, detail)
+        self._queued()
 
     def _motion(self, x: int, y: int) -> None:
         self._check_open()
         xtest.fake_input(self._x, X.MotionNotify, 0, X.CurrentTime, self._root, x, y)
+        self._queued()
+
+    def _queued(self) -> None:
+        # python-xlib grows and drains its send buffer by slicing bytes: thousands of queued
+        # events cost O(n^2) (16,000 scroll notches took 8.7 s). Flushing every few hundred
+        # keeps it linear.
+        self._pending += 1
+        if self._pending >= FLUSH_EVERY:
+            self._x.flush()
+            self._pending = 0
 
     def _sync(self) -> None:
         """One bounded round trip: the server has processed every event we sent."""
+        self._pending = 0
         try:
             wait_reply(
                 self._x, xrequest.GetInputFocus(display=self._x.display, defer=True), self.timeout
