@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -26,16 +27,14 @@ def painted(xvfb: Xvfb) -> np.ndarray:
 
 
 def shm_segments() -> set[int]:
-    out = subprocess.run(["ipcs", "-m"], capture_output=True, text=True, check=True).stdout
+    """SysV segments this process created (``ipcs -m -p``: shmid, owner, creator pid, ...):
+    other processes on the machine may create and remove their own meanwhile."""
+    out = subprocess.run(["ipcs", "-m", "-p"], capture_output=True, text=True, check=True).stdout
     ids = set()
     for line in out.splitlines():
         fields = line.split()
-        if (
-            len(fields) >= 6
-            and fields[0].startswith("0x")
-            and fields[2] == os.environ.get("USER", "root")
-        ):
-            ids.add(int(fields[1]))
+        if len(fields) >= 4 and fields[0].isdigit() and fields[2] == str(os.getpid()):
+            ids.add(int(fields[0]))
     return ids
 
 
@@ -275,3 +274,12 @@ def test_unsupported_visual_is_named() -> None:
         pytest.raises(UnsupportedVisualError, match="depth 16 \\(need 24 or 32\\)"),
     ):
         Capture(server.display)
+
+
+@pytest.mark.parametrize(
+    "region",
+    [(0, 0, math.inf, 10), (math.nan, 0, 1, 1), (10**400, 0, 1, 1), (0, 0, 2**64, 1)],
+)
+def test_out_of_range_regions_are_named(xvfb: Xvfb, region) -> None:
+    with Capture(xvfb.display) as cap, pytest.raises(ValueError, match="region"):
+        cap.grab(region)

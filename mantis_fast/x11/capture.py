@@ -230,7 +230,7 @@ class Capture(XClient):
             x, y, width, height = (int(v) for v in region)
             if any(int(v) != v for v in region):
                 raise InvalidInputError
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # inf, nan, junk
             raise InvalidInputError(
                 f"region must be (x, y, width, height) integers, got {region!r}"
             ) from None

@@ -172,7 +172,7 @@ def _check_size(size: object) -> tuple[int, int]:
     try:
         width, height = size  # type: ignore[misc]
         width, height = int(width), int(height)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidInputError(
             f"size must be a (width, height) pair of integers, got {size!r}"
         ) from None

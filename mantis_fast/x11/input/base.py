@@ -37,6 +37,7 @@ T = TypeVar("T")
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
+MAX_DRAG_SECONDS = 3600
 
 
 def _server_call(method: Callable[..., T]) -> Callable[..., T]:
@@ -158,8 +159,14 @@ class Input(XClient):
         release."""
         start, end = self._point(x1, y1), self._point(x2, y2)
         steps = _positive_int(steps, "steps")
-        if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration >= 0):
-            raise InvalidInputError(f"duration must be a finite number >= 0, got {duration!r}")
+        if (
+            isinstance(duration, bool)
+            or not isinstance(duration, (int, float))
+            or not 0 <= duration <= MAX_DRAG_SECONDS  # also false for nan
+        ):
+            raise InvalidInputError(
+                f"duration must be seconds in 0..{MAX_DRAG_SECONDS}, got {duration!r:.40}"
+            )
         path = [
             (
                 round(start[0] + (end[0] - start[0]) * i / steps),
@@ -247,6 +254,6 @@ def _coordinate(value: object, name: str, limit: int) -> int:
     """A pixel coordinate from an int/float, clamped to [0, limit - 1]; junk raises."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInputError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):  # (ints are; isfinite overflows)
         raise InvalidInputError(f"{name} must be finite, got {value!r}")
     return min(max(round(value), 0), limit - 1)
