@@ -65,6 +65,7 @@ _RUN_FLAGS = {
     "display": ("--display", str),
     "host": ("--host", str),
     "port": ("--port", int),
+    "panel_token": ("--token", str),
     "runs_dir": ("--runs-dir", str),
     "max_turns": ("--max-turns", int),
     "annotator": ("--annotator", str),
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import contextlib
     import logging
+    import urllib.parse
 
     from mantis_fast.agent import AgentConfig, ConfigError, run_agent
 
@@ -101,9 +103,8 @@ def run(args: argparse.Namespace) -> int:
         flags["physical_execution"] = False
     if args.boot:
         flags["boot_enabled"] = True
-    try:
-        base = AgentConfig.from_toml(args.config) if args.config else AgentConfig()
-        config = AgentConfig.from_mapping(flags, base=base).with_overrides(args.set or [])
+    try:  # every source first, then one validation: checks across keys see them all
+        config = AgentConfig.load(args.config, flags, args.set or [])
     except ConfigError as exc:
         print(f"mantis-fast run: {exc}", file=sys.stderr)
         return 2
@@ -112,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
     def ready(url: str, engine) -> None:
         start = "from BOOT_VLM_OUTPUT" if config.boot_enabled else "on POST /inject"
+        if config.panel_token:  # the page reads ?token= and sends it on (as Jupyter prints it)
+            url += "?token=" + urllib.parse.quote(config.panel_token, safe="")
         print(f"panel {url}  (the loop starts {start})", flush=True)
 
     logging.basicConfig(
@@ -166,7 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--set", action="append", metavar="KEY=VALUE", help="override any key (repeatable)"
     )
     for name, (flag, kind) in _RUN_FLAGS.items():
-        p.add_argument(flag, dest=name, type=kind, default=None, help=f"sets {name.upper()}")
+        extra = " ('auto': a random one, printed)" if name == "panel_token" else ""
+        p.add_argument(flag, dest=name, type=kind, default=None, help=f"sets {name.upper()}{extra}")
     p.add_argument(
         "--no-physical-execution", action="store_true", help="run the loop without input"
     )

@@ -16,6 +16,7 @@ import difflib
 import ipaddress
 import math
 import os
+import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ DEFAULT_BOOT_VLM_OUTPUT = (
     '{"observation": "Start: take a first look at the screen.", "bboxes": [], "actions": []}'
 )
 
+#: ``PANEL_TOKEN = "auto"``: a random token drawn when the configuration is built.
+AUTO_TOKEN = "auto"
 LOOPBACK_NAMES = ("localhost",)
 LAYOUTS = ("flat", "turn_dirs")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -248,6 +251,11 @@ _KEYS: dict[str, tuple[Any, Any]] = {
         32 * 1024 * 1024,
         lambda k, v: _number(k, v, low=1024, high=2**31, integer=True),
     ),
+    "inject_queue_max": (16, lambda k, v: _number(k, v, low=1, high=100_000, integer=True)),
+    "inject_queue_max_bytes": (
+        1024 * 1024,
+        lambda k, v: _number(k, v, low=1024, high=2**31, integer=True),
+    ),
     "log_level": ("INFO", lambda k, v: _choice(k, v, LOG_LEVELS, fold=str.upper)),
     "log_to_file": (True, _flag),
     "ui_config": (DEFAULT_UI_CONFIG, _ui_config),
@@ -315,7 +323,11 @@ class AgentConfig:
     - ``capture_delay > 0`` sleeps before the capture; 0 waits until the screen is still
       (``settle_quiet_ms`` without change, at most ``settle_timeout_seconds``).
     - ``annotator="external"`` waits for ``POST /annotated`` instead of drawing overlays natively.
-    - ``panel_token`` is required when ``host`` is not a loopback address.
+    - ``inject_queue_max``/``inject_queue_max_bytes`` bound the injections waiting for the loop
+      (count, UTF-8 bytes): past them ``POST /inject`` gets 429, or 413 for one too large.
+    - ``panel_token`` is required when ``host`` is not a loopback address; ``"auto"`` draws a
+      random one when the configuration is built (``mantis-fast run`` prints the page URL
+      with it).
     - ``max_turns = 0`` runs until stopped; ``display = ""`` means ``$DISPLAY`` (and
       ``mantis-fast run`` starts a private Xvfb when that is unset too).
     """
@@ -324,6 +336,8 @@ class AgentConfig:
     port: int = _field("port")
     panel_token: str = _field("panel_token")
     panel_max_body_bytes: int = _field("panel_max_body_bytes")
+    inject_queue_max: int = _field("inject_queue_max")
+    inject_queue_max_bytes: int = _field("inject_queue_max_bytes")
     log_level: str = _field("log_level")
     log_to_file: bool = _field("log_to_file")
     ui_config: dict = dataclasses.field(default_factory=lambda: copy.deepcopy(DEFAULT_UI_CONFIG))
@@ -364,6 +378,8 @@ class AgentConfig:
     def __post_init__(self) -> None:
         for name, (_default, check) in _KEYS.items():
             object.__setattr__(self, name, check(name, getattr(self, name)))
+        if self.panel_token == AUTO_TOKEN:  # drawn once: replace() keeps the drawn token
+            object.__setattr__(self, "panel_token", secrets.token_urlsafe(24))
         if not is_loopback(self.host) and not self.panel_token:
             raise ConfigError(
                 f"config key HOST: binding {self.host!r} exposes the panel beyond this machine; "
@@ -397,24 +413,27 @@ class AgentConfig:
     @classmethod
     def from_toml(cls, path: str | os.PathLike, overrides: Iterable[str] = ()) -> AgentConfig:
         """Load a TOML file (top-level keys), then apply ``KEY=VALUE`` overrides."""
-        try:
-            with open(path, "rb") as handle:
-                data = tomllib.load(handle)
-        except FileNotFoundError:
-            raise ConfigError(f"config file {os.fspath(path)!r} does not exist") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config file {os.fspath(path)!r} is not valid TOML: {exc}") from None
-        return cls.from_mapping(data).with_overrides(overrides)
+        return cls.load(path, overrides=overrides)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike | None = None,
+        settings: Mapping[str, Any] | None = None,
+        overrides: Iterable[str] = (),
+    ) -> AgentConfig:
+        """The TOML file, then ``settings``, then ``KEY=VALUE`` overrides, validated once as a
+        whole: a check across keys (a non-loopback ``HOST`` needs ``PANEL_TOKEN``) sees every
+        source, whichever of them sets which key."""
+        merged: dict[str, tuple[Any, Any]] = {}  # folded name -> the key as written, value
+        for source in (_read_toml(path) if path else {}, settings or {}, _overrides(overrides)):
+            merged.update((str(key).lower(), (key, value)) for key, value in source.items())
+        return cls.from_mapping(dict(merged.values()))
 
     def with_overrides(self, overrides: Iterable[str]) -> AgentConfig:
         """Apply ``KEY=VALUE`` strings; VALUE is read as a TOML value when it is one
         (``3``, ``false``, ``{x1=0, y1=0, x2=500, y2=500}``), else taken as text."""
-        changes = {}
-        for item in overrides:
-            key, sep, raw = item.partition("=")
-            if not sep or not key.strip():
-                raise ConfigError(f"override {item!r} is not KEY=VALUE")
-            changes[key.strip()] = parse_value(raw)
+        changes = _overrides(overrides)
         return AgentConfig.from_mapping(changes, base=self) if changes else self
 
     def replace(self, **changes: Any) -> AgentConfig:
@@ -467,6 +486,26 @@ class AgentConfig:
         if self.capture_max_long_edge > 0:
             size = sizing.cap_long_edge(size, self.capture_max_long_edge)
         return size
+
+
+def _read_toml(path: str | os.PathLike) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {os.fspath(path)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {os.fspath(path)!r} is not valid TOML: {exc}") from None
+
+
+def _overrides(overrides: Iterable[str]) -> dict[str, Any]:
+    changes = {}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r} is not KEY=VALUE")
+        changes[key.strip()] = parse_value(raw)
+    return changes
 
 
 def parse_value(raw: str) -> Any:

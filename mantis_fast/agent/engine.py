@@ -32,19 +32,43 @@ from mantis_fast.agent.config import AgentConfig
 from mantis_fast.agent.parse import ModelOutput, parse_model_output
 from mantis_fast.agent.runlog import LOGGER_NAME, RunLog
 from mantis_fast.agent.vlm import VLMClient, VLMError
-from mantis_fast.errors import EngineFinished, InvalidInputError, SeqMismatch
+from mantis_fast.errors import (
+    AgentStateError,
+    EngineFinished,
+    InvalidInputError,
+    SeqMismatch,
+)
 from mantis_fast.geometry.coords import working_area
 from mantis_fast.pixels.encode import encode_png
 from mantis_fast.pixels.image import resize
 from mantis_fast.x11.capture import Capture
 
-__all__ = ["Engine", "EngineFinished", "SeqMismatch", "TurnResult"]
+__all__ = [
+    "Engine",
+    "EngineFinished",
+    "InjectQueueFull",
+    "InjectTooLarge",
+    "SeqMismatch",
+    "TurnResult",
+]
 
 log = logging.getLogger(LOGGER_NAME)
 _WAIT_FOR_INJECTION = object()  # no model output: wait for POST /inject
 
 
 FINAL_PHASES = ("done", "stopped", "error")
+
+
+class InjectQueueFull(AgentStateError):
+    """``INJECT_QUEUE_MAX`` injections, or ``INJECT_QUEUE_MAX_BYTES``, already wait (429)."""
+
+
+class InjectTooLarge(InvalidInputError):
+    """One injection larger than ``INJECT_QUEUE_MAX_BYTES``: it could never be queued (413)."""
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass
@@ -97,6 +121,7 @@ class Engine:
         self.results: list[TurnResult] = []
         self._raw_b64: tuple[int, str] | None = None
         self._injections: asyncio.Queue[str] = asyncio.Queue()
+        self._injected_bytes = 0  # UTF-8 bytes waiting in _injections
         self._annotated: asyncio.Future[bytes] | None = None
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -106,12 +131,30 @@ class Engine:
     # -- control (call from the engine's event loop) -----------------------------------------
     def inject(self, vlm_text: str) -> int:
         """Queue a model output; it starts the loop or replaces the next model call.
-        Raises ``EngineFinished`` once the run is over."""
+        Raises ``EngineFinished`` once the run is over, ``InjectTooLarge`` or
+        ``InjectQueueFull`` past the queue's bounds (so a client cannot fill memory)."""
+        config = self.config
         if not isinstance(vlm_text, str):
             raise InvalidInputError(f"vlm_text must be a string, got {type(vlm_text).__name__}")
         if self.phase in FINAL_PHASES:
             raise EngineFinished(f"the run is over (phase {self.phase}); start a new one")
+        size = _size(vlm_text)
+        if size > config.inject_queue_max_bytes:
+            raise InjectTooLarge(
+                f"injection of {size} bytes is over INJECT_QUEUE_MAX_BYTES "
+                f"({config.inject_queue_max_bytes})"
+            )
+        if (
+            self._injections.qsize() >= config.inject_queue_max
+            or self._injected_bytes + size > config.inject_queue_max_bytes
+        ):
+            raise InjectQueueFull(
+                f"{self._injections.qsize()} injection(s) of {self._injected_bytes} bytes wait "
+                f"(INJECT_QUEUE_MAX {config.inject_queue_max}, INJECT_QUEUE_MAX_BYTES "
+                f"{config.inject_queue_max_bytes}); retry after the loop takes one"
+            )
         self._injections.put_nowait(vlm_text)
+        self._injected_bytes += size
         log.info("injected model output (%d chars)", len(vlm_text))
         return self._injections.qsize()
 
@@ -162,6 +205,10 @@ class Engine:
         if self._raw_b64 is None or self._raw_b64[0] != self.turn:
             self._raw_b64 = (self.turn, base64.b64encode(self.raw_png).decode("ascii"))
         return self._raw_b64[1]
+
+    def _taken(self, text: str) -> str:
+        self._injected_bytes -= _size(text)
+        return text
 
     async def _work(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run a blocking stage on the engine's one worker thread (the same thread every time:
@@ -222,7 +269,7 @@ class Engine:
         finally:
             stopper.cancel()
         if getter.done():
-            return getter.result()
+            return self._taken(getter.result())
         getter.cancel()
         return None
 
@@ -269,8 +316,11 @@ class Engine:
         self.pending_seq = self.turn
         self.vlm_json = text
         start = time.perf_counter()
-        output = parse_model_output(
-            text, max_actions=config.max_actions_per_turn, max_bboxes=config.max_bboxes_per_turn
+        output = await self._work(  # linear, but a long reply must not stall the panel
+            parse_model_output,
+            text,
+            max_actions=config.max_actions_per_turn,
+            max_bboxes=config.max_bboxes_per_turn,
         )
         timings["parse"] = _ms(start)
         result = TurnResult(self.turn, output, injected=injected)
@@ -392,7 +442,7 @@ class Engine:
         """The next model output: a queued injection, else a model call (policy on failure)."""
         config = self.config
         if not self._injections.empty():
-            text = self._injections.get_nowait()
+            text = self._taken(self._injections.get_nowait())
             runlog.append({"turn": result.turn, "stage": "vlm", "injected": True, "text": text})
             return text, True
         self._set_phase("calling_vlm")

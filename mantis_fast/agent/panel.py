@@ -9,19 +9,23 @@ Routes:
   ``vlm_json``) plus ``timings_ms`` and friends; ``?images=0`` leaves out ``raw_b64``.
 - ``GET /frame/raw.png``, ``GET /frame/annotated.png`` the latest frames (404 before turn 1).
 - ``POST /inject`` ``{"vlm_text": "..."}`` queues a model output (starts the loop; when the
-  loop is running it replaces the next model call); 409 once the run is over.
+  loop is running it replaces the next model call); 409 once the run is over, 429 when
+  ``INJECT_QUEUE_MAX``/``INJECT_QUEUE_MAX_BYTES`` are reached, 413 for a text over the latter.
 - ``POST /annotated`` ``{"seq": n, "image_b64": "<png>"}`` for ``ANNOTATOR="external"``;
   ``seq`` must equal ``pending_seq`` while the engine waits, else 409 and nothing advances.
 
 Safety: binds 127.0.0.1 unless configured otherwise, and any non-loopback bind needs
-``PANEL_TOKEN`` (sent as ``Authorization: Bearer <token>`` or ``?token=``). Without a token,
-requests must name a loopback ``Host`` (DNS rebinding). POST bodies must be
-``application/json`` (so a foreign web page cannot post without a CORS preflight, which is
-never granted), at most ``PANEL_MAX_BODY_BYTES`` (413), valid JSON objects (400).
+``PANEL_TOKEN`` (sent as ``Authorization: Bearer <token>`` or ``?token=``; ``"auto"`` draws
+one). Without a token, requests must name a loopback ``Host`` (DNS rebinding), but any local
+process can drive the desktop. POST bodies must be ``application/json`` (so a foreign web page
+cannot post without a CORS preflight, which is never granted), at most
+``PANEL_MAX_BODY_BYTES`` (413), valid JSON objects nested at most ``MAX_JSON_DEPTH`` deep
+(400), decoded off the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hmac
@@ -33,7 +37,14 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from mantis_fast.agent.config import AgentConfig, is_loopback
-from mantis_fast.agent.engine import Engine, EngineFinished, SeqMismatch
+from mantis_fast.agent.engine import (
+    Engine,
+    EngineFinished,
+    InjectQueueFull,
+    InjectTooLarge,
+    SeqMismatch,
+)
+from mantis_fast.agent.parse import MAX_JSON_DEPTH, json_depth_ok
 
 __all__ = ["Panel"]
 
@@ -47,6 +58,18 @@ def _error(status: int, message: str) -> web.Response:
 
 def _host_name(host_header: str) -> str:
     return urlsplit(f"//{host_header}").hostname or ""
+
+
+def _decode_body(body: bytes) -> dict[str, Any] | str:
+    """The JSON object in ``body``, or why not (nesting is bounded: json recurses per level)."""
+    try:
+        text = body.decode(json.detect_encoding(body), "surrogatepass")  # as json.loads does
+        if not json_depth_ok(text):
+            return f"body is not valid JSON: nested deeper than {MAX_JSON_DEPTH}"
+        data = json.loads(text)
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError
+        return f"body is not valid JSON: {exc}"
+    return data if isinstance(data, dict) else "body must be a JSON object"
 
 
 class Panel:
@@ -92,7 +115,8 @@ class Panel:
         if token:
             sent = request.headers.get("Authorization", "")
             sent = sent[7:] if sent.startswith("Bearer ") else request.query.get("token", "")
-            if not hmac.compare_digest(sent.encode(), token.encode()):
+            # aiohttp decodes non-UTF-8 header bytes to lone surrogates: encode them back
+            if not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"), token.encode()):
                 return _error(401, "missing or wrong token")
         elif not is_loopback(_host_name(request.host)):
             return _error(403, f"Host {request.host!r} is not a loopback name")
@@ -107,17 +131,11 @@ class Panel:
 
     async def _json_body(self, request: web.Request) -> dict[str, Any]:
         body = await request.read()  # raises 413 over client_max_size
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
+        # Decoding up to PANEL_MAX_BODY_BYTES is a blocking stage: off the event loop
+        data = await asyncio.to_thread(_decode_body, body)
+        if isinstance(data, str):
             raise web.HTTPBadRequest(
-                text=json.dumps({"ok": False, "error": f"body is not valid JSON: {exc}"}),
-                content_type="application/json",
-            ) from None
-        if not isinstance(data, dict):
-            raise web.HTTPBadRequest(
-                text=json.dumps({"ok": False, "error": "body must be a JSON object"}),
-                content_type="application/json",
+                text=json.dumps({"ok": False, "error": data}), content_type="application/json"
             )
         return data
 
@@ -157,6 +175,11 @@ class Panel:
         return web.Response(body=png, content_type="image/png", headers=headers)
 
     async def post_inject(self, request: web.Request) -> web.Response:
+        # JSON escapes take at most 6 body bytes per text byte: a larger body cannot fit the
+        # queue (short of padding), so it is refused before it is read into memory
+        limit = 6 * self.config.inject_queue_max_bytes + 4096
+        if request.content_length is not None and request.content_length > limit:
+            return _error(413, f"body of {request.content_length} bytes is over {limit}")
         data = await self._json_body(request)
         text = data.get("vlm_text")
         if not isinstance(text, str) or not text:
@@ -165,6 +188,10 @@ class Panel:
             queued = self.engine.inject(text)
         except EngineFinished as exc:
             return _error(409, str(exc))
+        except InjectQueueFull as exc:
+            return _error(429, str(exc))
+        except InjectTooLarge as exc:
+            return _error(413, str(exc))
         return web.json_response({"ok": True, "queued": queued, "phase": self.engine.phase})
 
     async def post_annotated(self, request: web.Request) -> web.Response:

@@ -2,7 +2,9 @@
 
 The rules are the reference's: ``json.loads`` the whole reply; if that fails, the first ``{...}``
 block in it that is a JSON object (so replies wrapped in prose or markdown fences work); if there
-is none, the whole text becomes the observation and nothing is executed. Coordinates are clamped
+is none, the whole text becomes the observation and nothing is executed. JSON nested deeper than
+``MAX_JSON_DEPTH`` is never decoded (``json`` recurses once per level), and finding the block is
+one linear scan, so no reply can crash the parser or make it slow. Coordinates are clamped
 into 0..1000 and rounded to integers. Action names are case-insensitive. An action that cannot be
 executed (unknown name, missing coordinate, no text to type) is skipped with a reason; it never
 makes the whole reply fail.
@@ -11,6 +13,7 @@ makes the whole reply fail.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,9 +23,11 @@ from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
 
 __all__ = [
     "ACTION_NAMES",
+    "MAX_JSON_DEPTH",
     "AgentAction",
     "BBox",
     "ModelOutput",
+    "json_depth_ok",
     "parse_model_output",
 ]
 
@@ -75,17 +80,65 @@ class _Skip(Exception):
     """Why one action or bbox is left out."""
 
 
+#: Deepest bracket nesting decoded; a real reply nests 3 deep, json.loads recurses per level.
+MAX_JSON_DEPTH = 64
+#: Candidate blocks json-decoded per reply at most (each decode is linear in its block).
+MAX_CANDIDATES = 32
+# One JSON string (closed or running to the end: the unrolled loop never backtracks) or bracket.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[][{}]', re.S)
+
+
+def json_depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether brackets outside JSON strings nest at most ``limit`` deep (one linear scan)."""
+    depth = 0
+    for match in _TOKEN.finditer(text):
+        char = text[match.start()]
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return True
+
+
+def _blocks(text: str):
+    """Yield (start, end) of the balanced ``{...}`` spans, in start order, in one linear pass.
+
+    Outside any brace only ``{`` matters (quotes in prose are not JSON strings); inside, strings
+    and brackets are tracked on a stack; a region left open runs to the end of the text. Spans
+    enclosing nesting deeper than ``MAX_JSON_DEPTH`` are left out: the levels of the stack below
+    ``deep`` enclose such nesting."""
+    pos = 0
+    while (start := text.find("{", pos)) != -1:
+        stack, spans, deep, pos = [("{", start)], [], 0, len(text)
+        for match in _TOKEN.finditer(text, start + 1):
+            char = text[match.start()]
+            if char in "[{":
+                stack.append((char, match.start()))
+                deep = max(deep, len(stack) - MAX_JSON_DEPTH)
+            elif char in "]}":
+                kind, begin = stack.pop()
+                if kind == "{" and char == "}" and len(stack) >= deep:
+                    spans.append((begin, match.end()))
+                deep = min(deep, len(stack))
+                if not stack:
+                    pos = match.end()
+                    break
+        yield from sorted(spans)  # an enclosing span closes after, but starts before, its parts
+
+
 def _first_object(text: str) -> dict | None:
     decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
+    for tried, (start, end) in enumerate(_blocks(text)):
+        if tried == MAX_CANDIDATES:
+            return None
         try:
-            value, _end = decoder.raw_decode(text, start)
+            value = decoder.decode(text[start:end])
         except ValueError:
-            value = None
+            continue
         if isinstance(value, dict):
             return value
-        start = text.find("{", start + 1)
     return None
 
 
@@ -141,6 +194,8 @@ def parse_model_output(text: Any, *, max_actions: int = 1000, max_bboxes: int = 
     """Parse one reply into a ``ModelOutput``; never raises for any string."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
+    if not json_depth_ok(text):  # junk, and json.loads would recurse once per level
+        return ModelOutput(observation=text.strip(), source="text")
     source = "json"
     try:
         data = json.loads(text)
