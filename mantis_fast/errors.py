@@ -6,7 +6,8 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
 
     MantisError
     ├── InvalidInputError (ValueError)        bad argument: names what was received
-    │   └── ConfigError                       a bad configuration key or value
+    │   ├── ConfigError                       a bad configuration key or value
+    │   └── InjectTooLarge                    one injection larger than the queue (413)
     ├── InvalidTypeError (TypeError)          a type the call cannot take
     ├── XvfbError (OSError)                   Xvfb could not start, or died
     ├── AppError (OSError)                    an app under test did not launch or start
@@ -21,6 +22,7 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     └── AgentStateError (RuntimeError)        a request the running agent cannot take now
         ├── AgentTimeoutError (TimeoutError)  it did not get there in time
         ├── EngineFinished                    the run is over
+        ├── InjectQueueFull                   POST /inject past the queue's bounds (429)
         └── SeqMismatch                       an annotated image for another turn
 """
 
@@ -37,6 +39,8 @@ __all__ = [
     "ConnectionLostError",
     "DisplayError",
     "EngineFinished",
+    "InjectQueueFull",
+    "InjectTooLarge",
     "InputError",
     "InvalidInputError",
     "InvalidTypeError",
@@ -125,6 +129,14 @@ class AgentTimeoutError(AgentStateError, TimeoutError):
 
 class EngineFinished(AgentStateError):
     """The run is over: nothing more can be injected."""
+
+
+class InjectQueueFull(AgentStateError):
+    """``INJECT_QUEUE_MAX`` injections, or ``INJECT_QUEUE_MAX_BYTES``, already wait (429)."""
+
+
+class InjectTooLarge(InvalidInputError):
+    """One injection larger than ``INJECT_QUEUE_MAX_BYTES``: it could never be queued (413)."""
 
 
 class SeqMismatch(AgentStateError):

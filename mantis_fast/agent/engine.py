@@ -33,8 +33,9 @@ from mantis_fast.agent.parse import ModelOutput, parse_model_output
 from mantis_fast.agent.runlog import LOGGER_NAME, RunLog
 from mantis_fast.agent.vlm import VLMClient, VLMError
 from mantis_fast.errors import (
-    AgentStateError,
     EngineFinished,
+    InjectQueueFull,
+    InjectTooLarge,
     InvalidInputError,
     SeqMismatch,
 )
@@ -57,14 +58,6 @@ _WAIT_FOR_INJECTION = object()  # no model output: wait for POST /inject
 
 
 FINAL_PHASES = ("done", "stopped", "error")
-
-
-class InjectQueueFull(AgentStateError):
-    """``INJECT_QUEUE_MAX`` injections, or ``INJECT_QUEUE_MAX_BYTES``, already wait (429)."""
-
-
-class InjectTooLarge(InvalidInputError):
-    """One injection larger than ``INJECT_QUEUE_MAX_BYTES``: it could never be queued (413)."""
 
 
 def _size(text: str) -> int:
