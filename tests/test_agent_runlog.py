@@ -113,3 +113,16 @@ def test_kill_mid_turn_loses_nothing(tmp_path: Path, layout: str) -> None:
             assert image.size == (600, 400)
     turns = [r["turn"] for r in records if r["stage"] == "raw"]
     assert turns == list(range(1, len(turns) + 1))
+
+
+def test_a_lone_surrogate_from_the_model_is_logged_and_reads_back(tmp_path: Path) -> None:
+    # json.loads('"\\ud800"') is a str no UTF-8 codec encodes; one such reply must not end a run.
+    text = json.loads('"bad \\ud800 text"')
+    log = RunLog(tmp_path, "turn_dirs")
+    log.save_raw(1, b"png", {"observation": text}, text)
+    log.append({"turn": 1, "stage": "vlm", "text": text})
+    log.close()
+    records = read_records(log.path)
+    assert [r.get("observation", r.get("text")) for r in records] == [text, text]
+    saved = json.loads((log.path / "turn_0001" / "vlm_output.json").read_text("utf-8"))
+    assert saved["vlm_text"] == text

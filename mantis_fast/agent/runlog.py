@@ -35,6 +35,13 @@ LOGGER_NAME = "mantis_fast.agent"
 _RUN_RE = re.compile(r"^run_(\d{4,})$")
 
 
+def _utf8(json_text: str) -> bytes:
+    """JSON text as UTF-8. A lone surrogate (a model may send ``"\\ud800"``) cannot be encoded;
+    inside a JSON string its backslash escape is the same character, so the line stays valid
+    and reads back identical."""
+    return json_text.encode("utf-8", "backslashreplace")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary name in the same directory and a rename."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -107,7 +114,7 @@ class RunLog:
         if self._fd is None:
             raise InvalidInputError("run log is closed")
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        data = line.encode("utf-8")
+        data = _utf8(line)
         written = os.write(self._fd, data)
         while written < len(data):  # only on a full disk or a signal; keep the line whole
             written += os.write(self._fd, data[written:])
@@ -120,7 +127,7 @@ class RunLog:
             output = {"vlm_text": vlm_text, **record}
             write_atomic(
                 self._target(f"turn_{turn:04d}/vlm_output.json"),
-                json.dumps(output, ensure_ascii=False, indent=2).encode("utf-8"),
+                _utf8(json.dumps(output, ensure_ascii=False, indent=2)),
             )
         self.append({"turn": turn, "stage": "raw", **record, "raw_png": name})
         return name
