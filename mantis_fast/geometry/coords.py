@@ -58,6 +58,9 @@ __all__ = [
 
 NORMALIZED_MAX = 1000
 MAX_SIZE = 2**31 - 1
+#: The most OpenMP threads a batched call may ask for (the pixel kernels share this limit): a
+#: team that large already waits on the scheduler; far more makes libgomp fail or crash.
+MAX_THREADS = 256
 _EXACT = 2**53  # integers up to here are exact in float64
 _INT64 = (-(2**63), 2**63 - 1)
 _FAILURES = {
@@ -70,9 +73,22 @@ Number = int | float
 # -- scalar validation ----------------------------------------------------------------------
 
 
+def _shown(value: object, limit: int = 120) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for an error message. An int with more digits
+    than Python will print (``sys.get_int_max_str_digits()``), alone or inside a container, is
+    described instead: the message must not raise a second, unrelated error."""
+    try:
+        text = repr(value)
+    except ValueError:
+        if isinstance(value, int):
+            return f"<an int of {value.bit_length()} bits>"
+        return f"<a {type(value).__name__} holding an int too large to print>"
+    return text[:limit]
+
+
 def _size(size: object, name: str) -> tuple[int, int]:
     """(width, height) of positive integers that fit int32."""
-    message = f"{name} must be a (width, height) pair of positive integers, got {size!r}"
+    message = f"{name} must be a (width, height) pair of positive integers, got {_shown(size)}"
     if isinstance(size, (str, bytes)):
         raise InvalidInputError(message)
     try:
@@ -91,22 +107,29 @@ def _number(value: object, name: str) -> Number:
     """An int, or a finite float: the numbers the mapping functions accept."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidInputError(
-            f"{name} must be a real number, got {type(value).__name__} {value!r}"
+            f"{name} must be a real number, got {type(value).__name__} {_shown(value)}"
         )
     if isinstance(value, numbers.Integral):
         return int(value)
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # a Fraction or Decimal-like real beyond float64
+        number = math.inf
     if not math.isfinite(number):
-        raise InvalidInputError(f"{name} must be finite, got {value!r}")
+        raise InvalidInputError(f"{name} must be finite, got {_shown(value)}")
     return number
 
 
 def _divide(numerator: Number, denominator: int) -> float:
-    """Python's true division, with overflow reported as an infinity of the right sign."""
+    """Python's true division, with overflow reported as an infinity of the right sign.
+
+    ``denominator`` is positive; ``numerator`` may be an int far beyond float64, which is why
+    the sign is read by comparison (``math.copysign`` would convert it to a float first).
+    """
     try:
         return numerator / denominator
     except OverflowError:
-        return math.copysign(math.inf, numerator)
+        return math.inf if numerator > 0 else -math.inf
 
 
 def _round(quotient: float, name: str, clamp: tuple[int, int] | None = None) -> int:
@@ -164,11 +187,13 @@ def coerce_coordinate(value: object, name: str = "coordinate") -> Number:
         if len(values) != 1:
             hint = "; use parse_point for an (x, y) pair" if len(values) == 2 else ""
             raise InvalidInputError(
-                f"{name}: expected one number, got {len(values)} in {value!r}{hint}"
+                f"{name}: expected one number, got {len(values)} in {_shown(value)}{hint}"
             )
         return values[0]
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(f"{name}: expected a number, got {type(value).__name__} {value!r}")
+        raise InvalidInputError(
+            f"{name}: expected a number, got {type(value).__name__} {_shown(value)}"
+        )
     return _number(value, name)
 
 
@@ -182,17 +207,23 @@ def parse_point(value: object) -> tuple[Number, Number]:
     if isinstance(value, str):
         values = _numbers_in_text(value, "point")
         if len(values) != 2:
-            raise InvalidInputError(f"point: expected two numbers, got {len(values)} in {value!r}")
+            raise InvalidInputError(
+                f"point: expected two numbers, got {len(values)} in {_shown(value)}"
+            )
         return values[0], values[1]
     if isinstance(value, Mapping):
         if "x" not in value or "y" not in value:
-            raise InvalidInputError(f"point: a mapping needs 'x' and 'y' keys, got {list(value)!r}")
+            raise InvalidInputError(
+                f"point: a mapping needs 'x' and 'y' keys, got {_shown(list(value))}"
+            )
         return coerce_coordinate(value["x"], "x"), coerce_coordinate(value["y"], "y")
     if isinstance(value, (list, tuple, np.ndarray)) and len(value) == 2:
         if isinstance(value, np.ndarray) and value.ndim != 1:
             raise InvalidInputError(f"point: expected a pair, got an array of shape {value.shape}")
         return coerce_coordinate(value[0], "x"), coerce_coordinate(value[1], "y")
-    raise InvalidInputError(f"point: expected text, a pair or an {{x, y}} mapping, got {value!r}")
+    raise InvalidInputError(
+        f"point: expected text, a pair or an {{x, y}} mapping, got {_shown(value)}"
+    )
 
 
 def clamp_to_screen(x: object, y: object, size: object) -> tuple[int, int]:
@@ -245,11 +276,13 @@ def _crop_values(crop: object) -> tuple[Number, Number, Number, Number]:
         try:
             values = [crop[key] for key in ("x1", "y1", "x2", "y2")]
         except KeyError:
-            raise InvalidInputError(f"crop needs keys x1, y1, x2, y2; got {list(crop)!r}") from None
+            raise InvalidInputError(
+                f"crop needs keys x1, y1, x2, y2; got {_shown(list(crop))}"
+            ) from None
     elif isinstance(crop, (list, tuple)) and len(crop) == 4:
         values = list(crop)
     else:
-        raise InvalidInputError(f"crop must be {{x1, y1, x2, y2}} or a 4-tuple, got {crop!r}")
+        raise InvalidInputError(f"crop must be {{x1, y1, x2, y2}} or a 4-tuple, got {_shown(crop)}")
     x1, y1, x2, y2 = (
         min(max(_number(v, f"crop {k}"), 0), NORMALIZED_MAX)
         for k, v in zip(("x1", "y1", "x2", "y2"), values, strict=True)
@@ -272,7 +305,7 @@ def working_area(screen_size: object, crop: object = None) -> tuple[int, int, in
     top, bottom = round(y1 * height / 1000), round(y2 * height / 1000)
     if right <= left or bottom <= top:
         raise InvalidInputError(
-            f"crop {crop!r} is an empty working area on a {width}x{height} screen"
+            f"crop {_shown(crop)} is an empty working area on a {width}x{height} screen"
         )
     return left, top, right - left, bottom - top
 
@@ -329,7 +362,7 @@ def pixels_to_unit(
 
     def unit(value: object, origin: int, extent: int, name: str) -> float:
         pixel = _number(value, name)
-        return 0.0 if extent == 1 else min(max((pixel - origin) / (extent - 1), 0.0), 1.0)
+        return 0.0 if extent == 1 else min(max(_divide(pixel - origin, extent - 1), 0.0), 1.0)
 
     return unit(x, left, width, "x"), unit(y, top, height, "y")
 
@@ -340,7 +373,9 @@ def pixels_to_unit(
 def _pixel_crop(crop: object, screen: tuple[int, int]) -> tuple[int, int, int, int]:
     if crop is None:
         return 0, 0, *screen
-    message = f"crop must be an (x, y, width, height) pixel rectangle inside {screen}, got {crop!r}"
+    message = (
+        f"crop must be an (x, y, width, height) pixel rectangle inside {screen}, got {_shown(crop)}"
+    )
     if not isinstance(crop, (list, tuple)) or len(crop) != 4:
         raise InvalidInputError(message)
     if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) for v in crop):
@@ -395,7 +430,13 @@ def screen_to_model(
 
 def _as_points(points: object, name: str = "points") -> np.ndarray:
     """A C-contiguous float64, int64 or int32 (N, 2) array; other real dtypes are widened."""
-    array = points if isinstance(points, np.ndarray) else np.asarray(points)
+    try:
+        array = points if isinstance(points, np.ndarray) else np.asarray(points)
+    except (TypeError, ValueError, OverflowError) as exc:  # ragged rows, unconvertible items
+        raise InvalidInputError(
+            f"{name}: expected a float64 or integer (N, 2) array, got {type(points).__name__} "
+            f"({str(exc)[:80]})"
+        ) from None
     kind = array.dtype.kind
     if array.ndim != 2 or array.shape[1] != 2 or kind not in "fiu":
         raise InvalidInputError(
@@ -413,8 +454,10 @@ def _as_points(points: object, name: str = "points") -> np.ndarray:
 
 
 def _threads(threads: int) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
-        raise InvalidInputError(f"threads must be an integer in 1..256, got {threads!r}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise InvalidInputError(
+            f"threads must be an integer in 1..{MAX_THREADS}, got {_shown(threads)}"
+        )
     return threads
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import re
 import threading
 import warnings
@@ -30,7 +31,15 @@ import numpy as np
 
 from mantis_fast.errors import InvalidInputError, NoDisplayError
 from mantis_fast.geometry import _coords
-from mantis_fast.geometry.coords import _as_points, _axis, _map, _number, _round, clamp_to_screen
+from mantis_fast.geometry.coords import (
+    _as_points,
+    _axis,
+    _map,
+    _number,
+    _round,
+    _shown,
+    clamp_to_screen,
+)
 
 __all__ = [
     "Display",
@@ -68,15 +77,17 @@ class Display:
 
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, (int, np.integer)) or self.id < 0:
-            raise InvalidInputError(f"display id must be a non-negative integer, got {self.id!r}")
+            raise InvalidInputError(
+                f"display id must be a non-negative integer, got {_shown(self.id)}"
+            )
         try:
             x, y, width, height = self.bounds
         except (TypeError, ValueError):
             raise InvalidInputError(
-                f"bounds must be (x, y, width, height), got {self.bounds!r}"
+                f"bounds must be (x, y, width, height), got {_shown(self.bounds)}"
             ) from None
         if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in self.bounds):
-            raise InvalidInputError(f"bounds must be integers, got {self.bounds!r}")
+            raise InvalidInputError(f"bounds must be integers, got {_shown(self.bounds)}")
         x, y, width, height = (int(v) for v in self.bounds)
         if (
             width < 1
@@ -84,15 +95,22 @@ class Display:
             or min(x, y) < _INT32[0]
             or max(x + width, y + height) > _INT32[1]
         ):
-            raise InvalidInputError(f"bounds {self.bounds!r} are not a non-empty int32 rectangle")
+            raise InvalidInputError(
+                f"bounds {_shown(self.bounds)} are not a non-empty int32 rectangle"
+            )
         scale = self.scale_factor
-        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)):
-            raise InvalidInputError(f"scale_factor must be a positive number, got {scale!r}")
+        message = f"scale_factor must be a positive number, got {_shown(scale)}"
+        if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
+            raise InvalidInputError(message)
+        try:
+            scale = float(scale)
+        except OverflowError:  # an int beyond float64
+            raise InvalidInputError(message) from None
         if not (math.isfinite(scale) and scale > 0):
-            raise InvalidInputError(f"scale_factor must be a positive number, got {scale!r}")
+            raise InvalidInputError(message)
         object.__setattr__(self, "id", int(self.id))
         object.__setattr__(self, "bounds", (x, y, width, height))
-        object.__setattr__(self, "scale_factor", float(scale))
+        object.__setattr__(self, "scale_factor", scale)
         object.__setattr__(self, "primary", bool(self.primary))
         object.__setattr__(self, "name", str(self.name))
 
@@ -197,7 +215,7 @@ def _display_list(displays: Sequence[Display] | None) -> Sequence[Display]:
         raise InvalidInputError("displays must be a sequence of Display, got a single Display")
     if not isinstance(displays, Sequence) or not displays:
         raise InvalidInputError(
-            f"displays must be a non-empty sequence of Display, got {displays!r}"
+            f"displays must be a non-empty sequence of Display, got {_shown(displays)}"
         )
     for item in displays:
         if not isinstance(item, Display):
@@ -229,12 +247,14 @@ def _resolve(
             )
         return primary
     if isinstance(display_id, bool) or not isinstance(display_id, (int, np.integer)):
-        raise InvalidInputError(f"display_id must be an integer or None, got {display_id!r}")
+        raise InvalidInputError(f"display_id must be an integer or None, got {_shown(display_id)}")
     for display in displays:
         if display.id == display_id:
             return display
     known = [d.id for d in displays]
-    raise InvalidInputError(f"unknown display id {display_id!r}; this screen has displays {known}")
+    raise InvalidInputError(
+        f"unknown display id {_shown(display_id)}; this screen has displays {known}"
+    )
 
 
 def resolve_display(
@@ -247,7 +267,7 @@ def resolve_display(
 def _scale_divisor(display: Display, coord_source: str) -> float:
     if coord_source not in COORD_SOURCES:
         raise InvalidInputError(
-            f"coord_source must be one of {COORD_SOURCES}, got {coord_source!r}"
+            f"coord_source must be one of {COORD_SOURCES}, got {_shown(coord_source)}"
         )
     return display.scale_factor if coord_source == "backing" else 1.0
 
@@ -272,10 +292,16 @@ def local_to_global(
     left, top = display.origin
     if divisor == 1.0:
         return left + round(x), top + round(y)
+    return left + _scaled(x, divisor, "x"), top + _scaled(y, divisor, "y")
+
+
+def _scaled(value: int | float, divisor: float, name: str) -> int:
+    """``round(value / divisor)``; an int beyond float64 or an infinite quotient is named."""
     try:
-        return left + _round(x / divisor, "x"), top + _round(y / divisor, "y")
-    except OverflowError:
-        raise InvalidInputError(f"({x}, {y}) overflows float64 when scaled") from None
+        quotient = value / divisor
+    except OverflowError:  # an int too large for float64
+        quotient = math.inf
+    return _round(quotient, name)
 
 
 def _pixel(value: object, name: str) -> int:

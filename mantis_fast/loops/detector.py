@@ -30,11 +30,14 @@ import operator
 from typing import Any
 
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops._loop import DriftRing
 from mantis_fast.loops.samples import DRIFT_KINDS, action_point, normalize_action, to_sample
 from mantis_fast.loops.tolerance import (
     ADAPTIVE_CLICK_TOL_ENV,
     CLICK_TOL_KEYWORDS,
+    MAX_CLICK_TOL_PX,
+    _scaled_click_tol,
     adaptive_click_tol_enabled,
     check_click_tol,
     click_tol_multiplier,
@@ -46,6 +49,8 @@ __all__ = [
     "ADAPTIVE_CLICK_TOL_ENV",
     "CLICK_TOL_KEYWORDS",
     "DRIFT_KINDS",
+    "MAX_CLICK_TOL_PX",
+    "MAX_HISTORY",
     "LoopDetector",
     "action_point",
     "adaptive_click_tol_enabled",
@@ -56,11 +61,18 @@ __all__ = [
 ]
 
 
+#: The largest ``history`` (ring size) a detector takes. The ring is preallocated (about 70 bytes
+#: a step: 4.5 MB at this size) and ``reset`` refills it, so its size must stay bounded; 65536
+#: steps is far beyond any window worth asking about an agent's episode.
+MAX_HISTORY = 65536
+
+
 class LoopDetector:
     """Streaming drift / repeat / state loop detector over a bounded ring of recent samples.
 
-    ``click_tol_px`` is the drift baseline (usually :func:`compute_click_tol_px` of the screen);
-    ``history`` bounds the ring and so the largest window that can be asked about; ``adaptive``
+    ``click_tol_px`` is the drift baseline (usually :func:`compute_click_tol_px` of the screen),
+    a finite number in ``0..MAX_CLICK_TOL_PX``; ``history`` (``2..MAX_HISTORY``) bounds the ring
+    and so the largest window that can be asked about; ``adaptive``
     overrides ``MANTIS_ADAPTIVE_CLICK_TOL`` for this detector (None: read the variable once, now).
 
     Per step, :meth:`record` updates run lengths incrementally, so :meth:`is_repeat_loop` and
@@ -89,10 +101,13 @@ class LoopDetector:
 
     def __init__(self, click_tol_px: float = 8, history: int = 32, *, adaptive: bool | None = None):
         check_click_tol(click_tol_px)
-        if isinstance(history, bool) or not isinstance(history, int) or history < 2:
-            raise InvalidInputError(f"history must be an int >= 2, got {history!r}")
+        ok = isinstance(history, int) and not isinstance(history, bool)
+        if not (ok and 2 <= history <= MAX_HISTORY):
+            raise InvalidInputError(
+                f"history must be an int in 2..{MAX_HISTORY}, got {_shown(history)}"
+            )
         if adaptive not in (True, False, None):
-            raise InvalidInputError(f"adaptive must be True, False or None, got {adaptive!r}")
+            raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
         self.click_tol_px = click_tol_px
         self.history = history
         self._adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
@@ -131,7 +146,7 @@ class LoopDetector:
         ``max(1, round(click_tol_px * multiplier))`` with the multiplier of the action's reasoning
         text; the raw ``click_tol_px`` when adaptive tolerance is off.
         """
-        return effective_click_tol(self.click_tol_px, normalize_action(action)[2], self._adaptive)
+        return _scaled_click_tol(self.click_tol_px, normalize_action(action)[2], self._adaptive)
 
     def record(self, action: Any, *, url: str | None = "", frame: Any = None) -> None:
         """Append one step: the action taken, the page URL and the frame (image or hash string).
@@ -181,13 +196,15 @@ class LoopDetector:
         if type(window) is int and 2 <= window <= self.history:
             return window
         if isinstance(window, bool):
-            raise InvalidInputError(f"window must be an int, got {window!r}")
+            raise InvalidInputError(f"window must be an int, got {_shown(window)}")
         try:
             window = operator.index(window)
         except TypeError:
-            raise InvalidInputError(f"window must be an int, got {window!r:.80}") from None
+            raise InvalidInputError(f"window must be an int, got {_shown(window)}") from None
         if window < 2 or window > self.history:
-            raise InvalidInputError(f"window must be in [2, history={self.history}], got {window}")
+            raise InvalidInputError(
+                f"window must be in [2, history={self.history}], got {_shown(window)}"
+            )
         return window
 
     def _drift(self, window: int) -> bool:
@@ -199,7 +216,7 @@ class LoopDetector:
             first += self.history
         tol = self._tols[first]
         if tol is None:
-            tol = self._tols[first] = effective_click_tol(
+            tol = self._tols[first] = _scaled_click_tol(
                 self.click_tol_px, self._reasons[first], self._adaptive
             )
         return ring.within(window, tol)

@@ -15,6 +15,7 @@ import numpy as np
 
 from mantis_fast.actions.model import CANONICAL_NAMES
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import _shown
 
 __all__ = ["DRIFT_CODE", "DRIFT_KINDS", "action_point", "normalize_action", "to_sample"]
 
@@ -66,14 +67,14 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
         except AttributeError:
             raise InvalidInputError(
                 "action must be a mapping with a 'type' key or an object with .action_type and "
-                f".params, got {type(action).__name__} {action!r:.80}"
+                f".params, got {type(action).__name__} {_shown(action)}"
             ) from None
         reasoning = getattr(action, "reasoning", None)
     if type(kind) is not str:
         kind = getattr(kind, "value", kind)
         if not isinstance(kind, str):
             raise InvalidInputError(
-                f"action type must be a string or a string enum, got {kind!r:.80}"
+                f"action type must be a string or a string enum, got {_shown(kind)}"
             )
     if params is None:
         params = {}
@@ -93,11 +94,11 @@ def _coordinate(name: str, value: Any) -> float:
     if (type(value) is not int and type(value) is not float) and (
         isinstance(value, (bool, str, bytes)) or not isinstance(value, Real)
     ):
-        raise InvalidInputError(f"action {name} must be a real number, got {value!r:.80}")
+        raise InvalidInputError(f"action {name} must be a real number, got {_shown(value)}")
     try:
         value = float(value)
     except OverflowError:
-        raise InvalidInputError(f"action {name} must be finite, got {value!r:.80}") from None
+        raise InvalidInputError(f"action {name} must be finite, got {_shown(value)}") from None
     if not math.isfinite(value):
         raise InvalidInputError(f"action {name} must be finite, got {value}")
     return value
@@ -158,7 +159,7 @@ def to_sample(action: Any, url: Any, frame: Any) -> tuple:
         elif isinstance(url, str):
             url = str(url)
         else:
-            raise InvalidInputError(f"url must be a string, got {type(url).__name__} {url!r:.80}")
+            raise InvalidInputError(f"url must be a string, got {type(url).__name__} {_shown(url)}")
     # The mapping form without a "params" key already built a private params dict.
     owned = type(action) is dict and "params" not in action
     return kind, code, x, y, reasoning, (kind, params if owned else dict(params)), frame_hash, url

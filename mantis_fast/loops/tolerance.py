@@ -15,11 +15,15 @@ import os
 from numbers import Real
 from typing import Any
 
+import numpy as np
+
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import _shown
 
 __all__ = [
     "ADAPTIVE_CLICK_TOL_ENV",
     "CLICK_TOL_KEYWORDS",
+    "MAX_CLICK_TOL_PX",
     "adaptive_click_tol_enabled",
     "check_click_tol",
     "click_tol_multiplier",
@@ -28,6 +32,12 @@ __all__ = [
 ]
 
 ADAPTIVE_CLICK_TOL_ENV = "MANTIS_ADAPTIVE_CLICK_TOL"
+#: The largest click tolerance (and ``floor``) taken, in pixels: the package's largest screen
+#: side (sizes are 1..2**31-1), so every larger tolerance would mean the same ("anywhere on the
+#: screen") while ``round(tol * multiplier)`` could overflow float64.
+MAX_CLICK_TOL_PX = 2**31 - 1
+#: Viewport sides beyond this are not a usable viewport (``compute_click_tol_px`` gives the floor).
+MAX_VIEWPORT_SIDE = 2**31 - 1
 _DISABLED_VALUES = frozenset({"disabled", "0", "false", "off", "no"})
 
 #: Keyword (substring of the lower-cased reasoning text) -> tolerance multiplier, in priority
@@ -60,8 +70,10 @@ def _check_floor(floor: Any) -> int:
         value = operator.index(floor)
     except TypeError:
         value = -1
-    if isinstance(floor, bool) or value < 0:
-        raise InvalidInputError(f"floor must be a non-negative int, got {floor!r:.80}")
+    if isinstance(floor, bool) or not 0 <= value <= MAX_CLICK_TOL_PX:
+        raise InvalidInputError(
+            f"floor must be an int in 0..{MAX_CLICK_TOL_PX}, got {_shown(floor)}"
+        )
     return value
 
 
@@ -82,7 +94,7 @@ def _viewport_size(viewport: Any) -> tuple[float, float] | None:
             side = float(v)
         except (OverflowError, ValueError):
             return None
-        if not math.isfinite(side) or side <= 0:
+        if not math.isfinite(side) or not 0 < side <= MAX_VIEWPORT_SIDE:
             return None
         sides.append(side)
     return sides[0], sides[1]
@@ -92,9 +104,10 @@ def compute_click_tol_px(viewport: Any, *, floor: int = 8) -> int:
     """Drift tolerance baseline for a viewport: ``max(floor, round(0.004 * hypot(w, h)))``.
 
     ``viewport`` is ``(width, height)`` (or any object with ``.width`` and ``.height``). An invalid
-    viewport (wrong shape, non-numeric, non-finite or non-positive sides) returns ``floor``, and so
-    does ``MANTIS_ADAPTIVE_CLICK_TOL`` set to ``disabled``/``0``/``false``/``off``/``no``. A bad
-    ``floor`` (negative, not an int) is the caller's bug and raises ValueError.
+    viewport (wrong shape, non-numeric, non-finite or non-positive sides, or sides beyond
+    ``2**31 - 1``) returns ``floor``, and so does ``MANTIS_ADAPTIVE_CLICK_TOL`` set to
+    ``disabled``/``0``/``false``/``off``/``no``. A bad ``floor`` (not an int in
+    ``0..MAX_CLICK_TOL_PX``) is the caller's bug and raises ValueError.
     """
     floor = _check_floor(floor)
     if not adaptive_click_tol_enabled():
@@ -110,6 +123,10 @@ def click_tol_multiplier(reasoning: str | None) -> float:
     """The multiplier of the first :data:`CLICK_TOL_KEYWORDS` entry found in ``reasoning``."""
     if not reasoning:
         return 1.0
+    if not isinstance(reasoning, str):
+        raise InvalidInputError(
+            f"reasoning must be a string or None, got {type(reasoning).__name__}"
+        )
     text = reasoning.lower()
     for keyword, multiplier in CLICK_TOL_KEYWORDS:
         if keyword in text:
@@ -118,19 +135,39 @@ def click_tol_multiplier(reasoning: str | None) -> float:
 
 
 def effective_click_tol(click_tol_px: float, reasoning: str | None, adaptive: bool) -> float:
-    """``max(1, round(click_tol_px * multiplier))`` when adaptive, else ``click_tol_px`` as is."""
+    """``max(1, round(click_tol_px * multiplier))`` when adaptive, else ``click_tol_px`` as is.
+
+    ``click_tol_px`` is checked as ``LoopDetector`` checks it (finite, ``0..MAX_CLICK_TOL_PX``),
+    ``reasoning`` must be a string or None and ``adaptive`` a bool.
+    """
+    check_click_tol(click_tol_px)
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise InvalidInputError(
+            f"reasoning must be a string or None, got {type(reasoning).__name__}"
+        )
+    if not isinstance(adaptive, (bool, np.bool_)):
+        raise InvalidInputError(f"adaptive must be True or False, got {_shown(adaptive)}")
+    return _scaled_click_tol(click_tol_px, reasoning, bool(adaptive))
+
+
+def _scaled_click_tol(click_tol_px: float, reasoning: str | None, adaptive: bool) -> float:
+    """``effective_click_tol`` without the checks, for the detectors' inner loops (their
+    ``click_tol_px`` was checked once, when they were built)."""
     if not adaptive:
         return click_tol_px
     return max(1, round(click_tol_px * click_tol_multiplier(reasoning)))
 
 
 def check_click_tol(click_tol_px: Any) -> None:
+    """Raise ``InvalidInputError`` unless ``click_tol_px`` is a finite number in
+    ``0..MAX_CLICK_TOL_PX`` (bools refused)."""
     ok = isinstance(click_tol_px, Real) and not isinstance(click_tol_px, bool)
     try:
-        ok = ok and math.isfinite(click_tol_px) and click_tol_px >= 0
-    except OverflowError:  # an int too large for a float
+        ok = ok and math.isfinite(click_tol_px) and 0 <= click_tol_px <= MAX_CLICK_TOL_PX
+    except OverflowError:  # an int (or Fraction) too large for a float
         ok = False
     if not ok:
         raise InvalidInputError(
-            f"click_tol_px must be a finite number >= 0, got {click_tol_px!r:.80}"
+            f"click_tol_px must be a finite number in 0..{MAX_CLICK_TOL_PX}, "
+            f"got {_shown(click_tol_px)}"
         )

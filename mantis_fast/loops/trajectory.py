@@ -13,7 +13,8 @@ The arrays are integer-coded:
   means no frame was seen at that step, which never forms a state loop.
 
 :meth:`Trajectory.from_actions` builds all of them from the same action forms the streaming
-detector accepts.
+detector accepts. ``window`` is any int >= 2: one longer than the trajectory flags nothing (all
+False, without running a kernel or allocating scratch for it).
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from typing import Any
 import numpy as np
 
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops import _loop
 from mantis_fast.loops.samples import DRIFT_CODE, DRIFT_KINDS, to_sample
 from mantis_fast.loops.tolerance import (
+    _scaled_click_tol,
     adaptive_click_tol_enabled,
     check_click_tol,
-    effective_click_tol,
 )
 
 __all__ = [
@@ -44,14 +46,16 @@ __all__ = [
 
 
 def _check_window(window: Any) -> int:
+    """An int >= 2, of any size: a window longer than the trajectory flags nothing (the
+    functions then skip the kernels, which take a C ``Py_ssize_t`` and O(window) scratch)."""
     if isinstance(window, bool):
-        raise InvalidInputError(f"window must be an int >= 2, got {window!r}")
+        raise InvalidInputError(f"window must be an int >= 2, got {_shown(window)}")
     try:
         window = operator.index(window)
     except TypeError:
-        raise InvalidInputError(f"window must be an int >= 2, got {window!r:.80}") from None
+        raise InvalidInputError(f"window must be an int >= 2, got {_shown(window)}") from None
     if window < 2:
-        raise InvalidInputError(f"window must be an int >= 2, got {window}")
+        raise InvalidInputError(f"window must be an int >= 2, got {_shown(window)}")
     return window
 
 
@@ -124,7 +128,7 @@ def encode_drift_kinds(kinds: Any) -> np.ndarray:
         for i, name in enumerate(arr.tolist()):
             if not isinstance(name, str):
                 raise InvalidInputError(
-                    f"kind: expected action type names, got {name!r:.80} at index {i}"
+                    f"kind: expected action type names, got {_shown(name)} at index {i}"
                 )
             codes[i] = DRIFT_CODE.get(name.lower(), 0)
         return codes
@@ -180,7 +184,8 @@ def drift_loop_flags(x: Any, y: Any, kind: Any, tol: Any, window: int) -> np.nda
     n = _same_length(x=xs, y=ys, kind=kinds)
     tols = _tolerances(tol, n)
     out = np.zeros(n, dtype=np.uint8)
-    _loop.drift_flags(xs, ys, kinds, tols, window, out)
+    if window <= n:  # a longer window never fits: all False, and no O(window) scratch
+        _loop.drift_flags(xs, ys, kinds, tols, window, out)
     return out.view(np.bool_)
 
 
@@ -200,7 +205,8 @@ def repeat_loop_flags(
     states = np.zeros(n, dtype=np.int64) if state is None else _int64_codes("state", state)
     _same_length(action_id=ids, scroll=scrolls, state=states)
     out = np.zeros(n, dtype=np.uint8)
-    _loop.repeat_flags(ids, scrolls, states, window, out)
+    if window <= n:
+        _loop.repeat_flags(ids, scrolls, states, window, out)
     return out.view(np.bool_)
 
 
@@ -209,7 +215,8 @@ def state_loop_flags(state: Any, window: int) -> np.ndarray:
     window = _check_window(window)
     states = _int64_codes("state", state)
     out = np.zeros(len(states), dtype=np.uint8)
-    _loop.state_flags(states, window, out)
+    if window <= len(states):
+        _loop.state_flags(states, window, out)
     return out.view(np.bool_)
 
 
@@ -278,7 +285,7 @@ class Trajectory:
             )
         check_click_tol(click_tol_px)
         if adaptive not in (True, False, None):
-            raise InvalidInputError(f"adaptive must be True, False or None, got {adaptive!r}")
+            raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
         adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
 
         xs = np.zeros(n, dtype=np.float64)
@@ -294,7 +301,7 @@ class Trajectory:
             kind, code, x, y, reasoning, signature, frame_hash, url = to_sample(action, url, frame)
             if code:
                 kinds[t], xs[t], ys[t] = code, x, y
-                tols[t] = effective_click_tol(click_tol_px, reasoning, adaptive)
+                tols[t] = _scaled_click_tol(click_tol_px, reasoning, adaptive)
             scrolls[t] = "scroll" in kind
             if previous is not None:
                 if signature != previous[0]:

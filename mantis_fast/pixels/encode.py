@@ -38,6 +38,7 @@ import numpy as np
 from PIL import Image
 
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import _shown
 from mantis_fast.pixels.image import MAX_SIDE, channel_format, check_image, describe, resize
 
 FORMATS = ("png", "jpeg", "webp")
@@ -86,7 +87,9 @@ def _mode(img: Any, src_format: str | None, keep_alpha: bool) -> tuple[str, str 
                 f"with strides {img.strides!r}"
             )
         if src_format is not None:
-            raise InvalidInputError(f"src_format {src_format!r} given for a grey (H, W) image")
+            raise InvalidInputError(
+                f"src_format {_shown(src_format)} given for a grey (H, W) image"
+            )
         height, width = img.shape
         mode = "L"
     else:
@@ -121,7 +124,7 @@ def _chunk(kind: bytes, data: Any, crc32: Callable[[Any], int]) -> bytes:
 
 def _check_level(value: Any, what: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or not low <= value <= high:
-        raise InvalidInputError(f"{what} must be an integer in {low}..{high}, got {value!r}")
+        raise InvalidInputError(f"{what} must be an integer in {low}..{high}, got {_shown(value)}")
     return int(value)
 
 
@@ -137,7 +140,9 @@ def encode_png(
     level = _check_level(level, "level", 0, 9)
     name = PNG_DEFLATE if deflate is None else deflate
     if name not in DEFLATERS:
-        raise InvalidInputError(f"deflate must be one of {', '.join(DEFLATERS)}, got {deflate!r}")
+        raise InvalidInputError(
+            f"deflate must be one of {', '.join(DEFLATERS)}, got {_shown(deflate)}"
+        )
     compress, crc32 = DEFLATERS[name]
     height, width = img.shape[:2]
     channels = len(mode)
@@ -186,7 +191,7 @@ def encode_webp(
     quality = _check_level(quality, "quality", 0, 100)
     method = _check_level(method, "method", 0, 6)
     if not isinstance(lossless, bool):
-        raise InvalidInputError(f"lossless must be True or False, got {lossless!r}")
+        raise InvalidInputError(f"lossless must be True or False, got {_shown(lossless)}")
     if mode == "L":  # WebP has no grey mode: send grey as RGB
         mode = "RGB"
         img = np.repeat(img[:, :, None], 3, axis=2)
@@ -211,7 +216,7 @@ def encode(img: np.ndarray, fmt: str = "png", **options: Any) -> bytes:
         return encode_jpeg(img, **options)
     if fmt == "webp":
         return encode_webp(img, **options)
-    raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, got {_shown(fmt)}")
 
 
 def data_url(img: np.ndarray, fmt: str = "png", **options: Any) -> str:

@@ -36,6 +36,7 @@ HASH_COLUMNS = 9
 HASH_ROWS = 8
 GREY_WEIGHTS = {"R": 299, "G": 587, "B": 114}
 _MAX_ROWS = 16843008  # 32-bit column totals in the kernel: 255 * rows < 2**32
+_MAX_COLUMNS = 2**31 - 1  # the kernel's cell bounds are int32
 # One thread: a 1080p frame takes well under a millisecond, and the loop detector hashes every
 # step while the rest of the agent (capture, model client) wants the other cores.
 _THREADS = 1
@@ -62,6 +63,8 @@ def _check_frame(img: Any, what: str) -> np.ndarray:
         )
     if img.shape[0] > _MAX_ROWS:
         raise InvalidInputError(f"{what}: {img.shape[0]} rows is more than {_MAX_ROWS}")
+    if img.shape[1] > _MAX_COLUMNS:
+        raise InvalidInputError(f"{what}: {img.shape[1]} columns is more than {_MAX_COLUMNS}")
     return img.reshape(img.shape[0], img.shape[1] * channels)
 
 

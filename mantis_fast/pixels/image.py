@@ -27,11 +27,12 @@ Contract:
 - ``out_format`` is ``"RGB"``, ``"BGR"``, ``"RGBA"``, ``"BGRA"`` or ``"L"`` (BT.601 luma of the
   resampled RGB, Pillow's ``convert("L")`` formula). ``out`` may be a preallocated uint8 array
   of shape ``(h, w, channels)`` (``(h, w)`` for ``"L"``) with contiguous pixels.
-- ``threads`` defaults to 1. A frame takes a few milliseconds on one core, and a team of
-  threads must all reach the end of the frame before the call returns: when another process
-  holds a core (Xvfb, the browser, the model client on an agent host) that join waits for the
-  scheduler, often longer than the whole resize. ``threads=2`` or more pays on a quiet machine
-  and for 4K sources; the result is identical for any thread count.
+- ``threads`` defaults to 1 and may be at most ``MAX_THREADS`` (256). A frame takes a few
+  milliseconds on one core, and a team of threads must all reach the end of the frame before
+  the call returns: when another process holds a core (Xvfb, the browser, the model client on
+  an agent host) that join waits for the scheduler, often longer than the whole resize.
+  ``threads=2`` or more pays on a quiet machine and for 4K sources; the result is identical
+  for any thread count.
 """
 
 from __future__ import annotations
@@ -43,9 +44,14 @@ from typing import Any
 import numpy as np
 
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import _shown
 from mantis_fast.pixels import _resize
 
 MAX_SIDE = 16384
+#: The most OpenMP threads a pixel kernel may be asked for (``resize``, the overlays; the
+#: batched coordinate maps take the same limit). A team that large already spends its time
+#: waiting on the scheduler; far larger ones make libgomp abort the process or crash it.
+MAX_THREADS = 256
 METHODS = ("area", "bilinear", "nearest")
 OUT_FORMATS = ("RGB", "BGR", "RGBA", "BGRA", "L")
 SRC_FORMATS = {4: ("BGRX", "BGRA", "RGBX", "RGBA"), 3: ("RGB", "BGR")}
@@ -59,7 +65,7 @@ def describe(a: Any) -> str:
     """How an argument reads in an error message: ``float32 (1080, 1920, 3)``."""
     if isinstance(a, np.ndarray):
         return f"{a.dtype} {a.shape}"
-    return f"{type(a).__name__} {a!r}"[:120]
+    return f"{type(a).__name__} {_shown(a)}"[:120]
 
 
 def check_image(src: Any, what: str = "src") -> tuple[int, int, int]:
@@ -91,7 +97,7 @@ def channel_format(fmt: Any, channels: int, what: str = "src_format") -> str:
     if not isinstance(fmt, str) or fmt.upper() not in SRC_FORMATS[channels]:
         raise InvalidInputError(
             f"{what} for a {channels}-channel image must be one of "
-            f"{', '.join(SRC_FORMATS[channels])}, got {fmt!r}"
+            f"{', '.join(SRC_FORMATS[channels])}, got {_shown(fmt)}"
         )
     return fmt.upper()
 
@@ -107,7 +113,9 @@ def _size(size: Any) -> tuple[int, int]:
         raise InvalidInputError(f"size must be (width, height), got {describe(size)}")
     width, height = (_int(v, "size") for v in size)
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise InvalidInputError(f"size (width, height) must be within 1..{MAX_SIDE}, got {size!r}")
+        raise InvalidInputError(
+            f"size (width, height) must be within 1..{MAX_SIDE}, got {_shown(size)}"
+        )
     return width, height
 
 
@@ -122,9 +130,11 @@ def _crop(crop: Any, width: int, height: int) -> tuple[int, int, int, int]:
         raise InvalidInputError(f"crop must be (x, y, width, height), got {describe(crop)}")
     x, y, w, h = (_int(v, "crop") for v in crop)
     if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
-        raise InvalidInputError(f"crop width and height must be within 1..{MAX_SIDE}, got {crop!r}")
+        raise InvalidInputError(
+            f"crop width and height must be within 1..{MAX_SIDE}, got {_shown(crop)}"
+        )
     if x < 0 or y < 0 or x + w > width or y + h > height:
-        raise InvalidInputError(f"crop {crop!r} is outside the {width}x{height} source")
+        raise InvalidInputError(f"crop {_shown(crop)} is outside the {width}x{height} source")
     return x, y, w, h
 
 
@@ -164,8 +174,8 @@ def _threads(threads: Any) -> int:
     if threads is None:
         return 1
     count = _int(threads, "threads")
-    if count < 1:
-        raise InvalidInputError(f"threads must be >= 1, got {threads!r}")
+    if not 1 <= count <= MAX_THREADS:
+        raise InvalidInputError(f"threads must be >= 1 and <= {MAX_THREADS}, got {_shown(threads)}")
     return count
 
 
@@ -212,10 +222,10 @@ def resize(
     out_w, out_h = _size(size)
     x, y, crop_w, crop_h = _crop(crop, width, height)
     if method not in METHODS:
-        raise InvalidInputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        raise InvalidInputError(f"method must be one of {', '.join(METHODS)}, got {_shown(method)}")
     if out_format not in OUT_FORMATS:
         raise InvalidInputError(
-            f"out_format must be one of {', '.join(OUT_FORMATS)}, got {out_format!r}"
+            f"out_format must be one of {', '.join(OUT_FORMATS)}, got {_shown(out_format)}"
         )
     if out is None:
         shape = (out_h, out_w) if out_format == "L" else (out_h, out_w, len(out_format))

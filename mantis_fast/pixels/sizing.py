@@ -3,7 +3,9 @@
 Each function takes the size of the (cropped) source and returns the target size, ready for
 ``mantis_fast.pixels.image.resize(src, size)``. Sizes are ``(width, height)`` everywhere except
 ``smart_resize``, which keeps Qwen's ``(height, width)`` argument and result order so code
-written against Qwen's helper can call it unchanged.
+written against Qwen's helper can call it unchanged. Sides (and Qwen's ``factor``) are integers
+in 1..``MAX_SIZE`` (2**31 - 1), pixel counts in 1..``MAX_PIXELS`` (2**62); anything else raises
+``InvalidInputError`` naming it.
 
 Mapping the model's answer back is not done here: a point the model gives in the resized
 image's pixels goes back to display pixels with ``mantis_fast.scale_brain_to_display(x, y,
@@ -33,10 +35,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from numbers import Integral, Real
+from numbers import Integral, Rational, Real
 from typing import Any
 
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.coords import _shown
 
 QWEN2_VL_FACTOR = 28
 QWEN3_VL_FACTOR = 32
@@ -45,22 +48,32 @@ QWEN_MAX_PIXELS = 16384 * 28 * 28
 QWEN_MAX_RATIO = 200
 ANTHROPIC_TARGETS = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
 ANTHROPIC_ASPECT_TOLERANCE = 0.02
+#: Sides (and Qwen's ``factor``) are integers in 1..MAX_SIZE, the package's size limit (the
+#: coordinate contracts' too): every ratio the policies compute then stays a float.
+MAX_SIZE = 2**31 - 1
+#: ``min_pixels`` and ``max_pixels`` are integers in 1..MAX_PIXELS (more than any area of two
+#: sides within MAX_SIZE), so Qwen's ``sqrt(min_pixels / area)`` cannot overflow.
+MAX_PIXELS = 2**62
 
 
-def _positive_int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise InvalidInputError(f"{what} must be a positive integer, got {value!r}")
+def _positive_int(value: Any, what: str, high: int | None = MAX_SIZE) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise InvalidInputError(f"{what} must be a positive integer, got {_shown(value)}")
+    if value < 1:
+        raise InvalidInputError(f"{what} must be a positive integer, got {_shown(value)}")
+    if high is not None and value > high:
+        raise InvalidInputError(f"{what} must be at most {high}, got {_shown(value)}")
     return int(value)
 
 
 def _size(size: Any, what: str = "source size") -> tuple[int, int]:
     if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise InvalidInputError(f"{what} must be (width, height), got {size!r}")
+        raise InvalidInputError(f"{what} must be (width, height), got {_shown(size)}")
     return _positive_int(size[0], f"{what} width"), _positive_int(size[1], f"{what} height")
 
 
 def fixed_size(width: int, height: int) -> tuple[int, int]:
-    """An explicit ``(width, height)`` target, validated."""
+    """An explicit ``(width, height)`` target, validated (integers in 1..MAX_SIZE)."""
     return _positive_int(width, "width"), _positive_int(height, "height")
 
 
@@ -70,12 +83,28 @@ def scale_percent_size(source_size: tuple[int, int], percent: float) -> tuple[in
     ``percent <= 0`` means no scaling (the agent config's convention), as does 100.
     """
     width, height = _size(source_size)
-    if isinstance(percent, bool) or not isinstance(percent, Real) or not math.isfinite(percent):
-        raise InvalidInputError(f"percent must be a finite number, got {percent!r}")
-    if percent <= 0 or percent == 100:
+    message = f"percent must be a finite number, got {_shown(percent)}"
+    if isinstance(percent, bool) or not isinstance(percent, Real):  # numpy bools are not Real
+        raise InvalidInputError(message)
+    # As an exact Python number (numpy scalars would keep their fixed width in the products).
+    if isinstance(percent, Integral):
+        value: Fraction = Fraction(int(percent))
+    elif isinstance(percent, Rational):
+        value = Fraction(percent.numerator, percent.denominator)
+    else:
+        number = float(percent)
+        if not math.isfinite(number):
+            raise InvalidInputError(message)
+        value = Fraction(number)
+    if value <= 0 or value == 100:
         return width, height
-    scale = Fraction(percent) / 100
-    return max(1, round(width * scale)), max(1, round(height * scale))
+    scale = value / 100
+    size = max(1, round(width * scale)), max(1, round(height * scale))
+    if max(size) > MAX_SIZE:
+        raise InvalidInputError(
+            f"percent {_shown(percent)} of {width}x{height} is beyond {MAX_SIZE} pixels a side"
+        )
+    return size
 
 
 def smart_resize(
@@ -96,8 +125,8 @@ def smart_resize(
     height = _positive_int(height, "height")
     width = _positive_int(width, "width")
     factor = _positive_int(factor, "factor")
-    min_pixels = _positive_int(min_pixels, "min_pixels")
-    max_pixels = _positive_int(max_pixels, "max_pixels")
+    min_pixels = _positive_int(min_pixels, "min_pixels", MAX_PIXELS)
+    max_pixels = _positive_int(max_pixels, "max_pixels", MAX_PIXELS)
     if min_pixels > max_pixels:
         raise InvalidInputError(f"min_pixels {min_pixels} is more than max_pixels {max_pixels}")
     ratio = max(height, width) / min(height, width)
@@ -151,7 +180,7 @@ def cap_long_edge(source_size: tuple[int, int], max_long_edge: int) -> tuple[int
     ratio (rounded half to even, at least 1). Sizes already within the cap are returned as
     they are."""
     width, height = _size(source_size)
-    cap = _positive_int(max_long_edge, "max_long_edge")
+    cap = _positive_int(max_long_edge, "max_long_edge", high=None)  # exact for any size
     long_edge = max(width, height)
     if long_edge <= cap:
         return width, height

@@ -29,7 +29,14 @@ def parse_colour(value: Any, what: str = "colour") -> tuple[float, float, float,
             digits = m.group(1) if len(m.group(1)) > 3 else "".join(d * 2 for d in m.group(1))
             numbers = [int(digits[i : i + 2], 16) / 1.0 for i in range(0, len(digits), 2)]
             numbers[3:] = [v / 255.0 for v in numbers[3:]]
-    elif isinstance(value, (tuple, list)) and len(value) in (3, 4) and all(map(_is_number, value)):
+    elif (
+        isinstance(value, (tuple, list))
+        and len(value) in (3, 4)
+        and all(map(_is_number, value))
+        # compared before float(): an int beyond float64 is out of range, not an OverflowError
+        and all(0 <= v <= 255 for v in value[:3])
+        and (len(value) == 3 or 0 <= value[3] <= 1)
+    ):
         numbers = [float(v) for v in value]
     if numbers is not None and len(numbers) == 3:
         numbers.append(1.0)
@@ -69,7 +76,7 @@ def parse_stops(value: Any, what: str = "stops") -> tuple[GradientStop, ...]:
         if not isinstance(stop, (list, tuple)) or len(stop) not in (2, 5):
             raise InvalidInputError(f"{what}[{i}]: expected [position, colour], got {_text(stop)}")
         position, colour = stop[0], (stop[1] if len(stop) == 2 else stop[1:])
-        if not (_is_number(position) and 0.0 <= float(position) <= 1.0):
+        if not (_is_number(position) and 0 <= position <= 1):
             raise InvalidInputError(
                 f"{what}[{i}]: position must be a number in 0..1, got {_text(position)}"
             )

@@ -13,6 +13,13 @@ from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels.overlay.checks import _flag, _number, _text
 from mantis_fast.pixels.overlay.colours import _css, _stops_table, parse_colour, parse_stops
 
+# The largest values UI_CONFIG takes, the agent configuration's own limits (mantis_fast.agent
+# checks UI_CONFIG with the same numbers): a disc at most the frame's longer side, a trail of at
+# most 64 turns (the ring a Trail keeps), a border at most 64 pixels wide.
+MAX_RADIUS_SCALE = 1.0
+MAX_TRAIL_TURNS = 64
+MAX_BORDER_WIDTH = 64.0
+
 
 @dataclass(frozen=True)
 class ExecutedHeatConfig:
@@ -20,12 +27,12 @@ class ExecutedHeatConfig:
     (quoted below), not values; these defaults match ``mantis_fast.agent``'s configuration.
 
     - ``enabled``: bool.
-    - ``radius_scale``: "float (relative to max(canvasW,canvasH))", > 0. 0.035: a 45 px disc
-      on a 1280-wide frame.
+    - ``radius_scale``: "float (relative to max(canvasW,canvasH))", in (0, 1]. 0.035: a 45 px
+      disc on a 1280-wide frame.
     - ``stops``: "list of [pos, rgba-string] radial gradient stops"; orange, fading out.
     - ``trail_turns``: "1 disables persistence (one-turn heat only); N > 1 enables a fading
-      trail for the last N turns". 4, as in the agent's trail scenario (a click that changed
-      nothing still marked turns later).
+      trail for the last N turns", 1..64. 4, as in the agent's trail scenario (a click that
+      changed nothing still marked turns later).
     - ``trail_shrink``: "1.0 disables shrink; < 1.0 shrinks older heat toward midpoints and
       reduces radius", in (0, 1]. 0.8.
     """
@@ -44,15 +51,15 @@ class ExecutedHeatConfig:
     def __post_init__(self) -> None:
         key, put = "UI_CONFIG.executed_heat.", object.__setattr__
         put(self, "enabled", _flag(self.enabled, key + "enabled"))
-        put(
-            self,
-            "radius_scale",
-            _number(self.radius_scale, key + "radius_scale", low=0, low_open=True),
+        radius_scale = _number(
+            self.radius_scale, key + "radius_scale", low=0, high=MAX_RADIUS_SCALE, low_open=True
         )
+        put(self, "radius_scale", radius_scale)
         put(self, "stops", parse_stops(self.stops, key + "stops"))
-        put(
-            self, "trail_turns", _number(self.trail_turns, key + "trail_turns", low=1, integer=True)
+        turns = _number(
+            self.trail_turns, key + "trail_turns", low=1, high=MAX_TRAIL_TURNS, integer=True
         )
+        put(self, "trail_turns", turns)
         shrink = _number(self.trail_shrink, key + "trail_shrink", low=0, high=1, low_open=True)
         put(self, "trail_shrink", shrink)
         put(self, "table", _stops_table(self.stops))
@@ -61,7 +68,7 @@ class ExecutedHeatConfig:
 @dataclass(frozen=True)
 class BboxHeatConfig:
     """``UI_CONFIG.bbox_heat``: ``enabled`` (bool), ``border`` ("rgba-string"),
-    ``border_width`` ("number": pixels >= 0, 0 = no border), ``fill_stops`` ("list of
+    ``border_width`` ("number": pixels in 0..64, 0 = no border), ``fill_stops`` ("list of
     [pos, rgba-string] radial gradient stops"). Blue by default: the overlay contract's "blue
     bbox heatmap"."""
 
@@ -75,7 +82,8 @@ class BboxHeatConfig:
         key, put = "UI_CONFIG.bbox_heat.", object.__setattr__
         put(self, "enabled", _flag(self.enabled, key + "enabled"))
         put(self, "border", parse_colour(self.border, key + "border"))
-        put(self, "border_width", _number(self.border_width, key + "border_width", low=0))
+        width = _number(self.border_width, key + "border_width", low=0, high=MAX_BORDER_WIDTH)
+        put(self, "border_width", width)
         put(self, "fill_stops", parse_stops(self.fill_stops, key + "fill_stops"))
         put(self, "table", _stops_table(self.fill_stops))
 

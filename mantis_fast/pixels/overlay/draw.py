@@ -8,7 +8,6 @@ blends the rows into the frame in place. The actions block (``ACTION_NAMES``, ``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -16,8 +15,9 @@ import numpy as np
 
 from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels.image import MAX_THREADS
 from mantis_fast.pixels.overlay import _overlay
-from mantis_fast.pixels.overlay.checks import _is_number, _number, _text
+from mantis_fast.pixels.overlay.checks import _finite, _is_number, _number, _text
 from mantis_fast.pixels.overlay.colours import _stops_table, parse_colour, parse_stops
 from mantis_fast.pixels.overlay.config import UIConfig, _default_ui
 from mantis_fast.pixels.overlay.labels import LABEL_BOX, _draw_label_text, _label
@@ -65,7 +65,7 @@ def _check_image(image: Any, channel_order: Any, what: str = "image") -> bool:
 
 
 def _coord(value: Any, what: str) -> float:
-    if not (_is_number(value) and math.isfinite(value) and abs(value) <= COORD_LIMIT):
+    if not (_is_number(value) and _finite(value) and -COORD_LIMIT <= value <= COORD_LIMIT):
         raise InvalidInputError(
             f"{what}: expected a finite number within +-{COORD_LIMIT:g}, got {_text(value)}"
         )
@@ -73,7 +73,7 @@ def _coord(value: Any, what: str) -> float:
 
 
 def _threads(threads: Any) -> int:
-    return _number(threads, "threads", low=1, high=256, integer=True)
+    return _number(threads, "threads", low=1, high=MAX_THREADS, integer=True)
 
 
 def _run(
@@ -337,6 +337,11 @@ def annotate(
         if x2 >= x1 and y2 >= y1:
             _box_ops(ops, (n_heat, n_fill), border, box.border_width, 1.0, (x1, y1, x2, y2))
     radius = heat.radius_scale * max(width, height)
+    if radius > COORD_LIMIT:  # only frames over 1e7 pixels wide get here
+        raise InvalidInputError(
+            f"UI_CONFIG.executed_heat.radius_scale: {heat.radius_scale:g} of a {width}x{height} "
+            f"frame is a radius beyond {COORD_LIMIT:g}"
+        )
     for alpha, scale, space, turn in layers if heat.enabled else ():
         for m in turn:
             x, y = place(m.x1, m.y1, space)

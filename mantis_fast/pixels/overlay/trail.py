@@ -6,13 +6,13 @@ from collections import deque
 from typing import Any
 
 from mantis_fast.pixels.overlay.checks import _number
-from mantis_fast.pixels.overlay.config import UIConfig, _default_ui
+from mantis_fast.pixels.overlay.config import MAX_TRAIL_TURNS, UIConfig, _default_ui
 from mantis_fast.pixels.overlay.draw import Mark, _check_coords, _marks
 
 
 class Trail:
-    """The last ``turns`` turns' action marks, for the overlay contract's fading, shrinking heat
-    trail.
+    """The last ``turns`` (1..64) turns' action marks, for the overlay contract's fading,
+    shrinking heat trail.
 
     "The panel keeps the last N turns of actions in a small in-memory ring buffer": a deque
     bounded to ``turns`` entries, each a turn's marks with their coordinate space (normalized
@@ -22,7 +22,7 @@ class Trail:
     """
 
     def __init__(self, turns: int = 4, shrink: float = 0.8) -> None:
-        self.turns: int = _number(turns, "trail_turns", low=1, integer=True)
+        self.turns: int = _number(turns, "trail_turns", low=1, high=MAX_TRAIL_TURNS, integer=True)
         self.shrink: float = _number(shrink, "trail_shrink", low=0, high=1, low_open=True)
         self._entries: deque[tuple[int, str, tuple[Mark, ...]]] = deque(maxlen=self.turns)
 
@@ -46,7 +46,7 @@ class Trail:
         """Add one turn's actions (validated as ``annotate`` does); return the seq used."""
         marks, coords, last = _marks(actions), _check_coords(coords), self.last_seq
         seq = (1 if last is None else last + 1) if seq is None else seq
-        seq = _number(seq, "seq", low=-(2**63), integer=True)
+        seq = _number(seq, "seq", low=-(2**63), high=2**63 - 1, integer=True)
         if last is not None and seq == last:
             self._entries.pop()  # the same turn again
         elif last is not None and seq < last:
