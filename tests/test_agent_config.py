@@ -180,3 +180,9 @@ def test_cli_reports_config_errors_at_start(tmp_path: Path) -> None:
 )
 def test_model_sizing_policies(changes, expected) -> None:
     assert AgentConfig(**changes).frame_size((1920, 1080)) == expected
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400), float("inf")])
+def test_huge_ui_config_numbers_are_named(value) -> None:
+    with pytest.raises(ConfigError, match="radius_scale"):
+        AgentConfig.from_mapping({"ui_config": {"executed_heat": {"radius_scale": value}}})

@@ -198,3 +198,5 @@ def test_runner_done_and_max_steps(env) -> None:
     assert (result.termination_reason, result.steps) == ("max_steps", 4)
     with pytest.raises(ValueError, match="soft_loop_window <= hard_loop_window"):
         GymRunner(env, moving, soft_loop_window=9, hard_loop_window=8)
+    with pytest.raises(ValueError, match="hard_loop_window <= 65536"):
+        GymRunner(env, moving, soft_loop_window=3, hard_loop_window=10**12)

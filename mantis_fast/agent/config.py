@@ -124,7 +124,7 @@ def _number(key: str, value: Any, *, low: float | None = None, high: float | Non
     ok_type = int if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, ok_type):
         raise _fail(key, value, expected)
-    if not integer and not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):  # (isfinite overflows on big ints)
         raise _fail(key, value, expected)
     if low is not None and (value <= low if low_open else value < low):
         raise _fail(key, value, expected)

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.gym.actions import Action, ActionType
 from mantis_fast.gym.env import GymEnvironment
-from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
+from mantis_fast.loops.detector import MAX_HISTORY, LoopDetector, compute_click_tol_px
 
 __all__ = ["Brain", "EpisodeResult", "GymRunner"]
 
@@ -67,9 +67,15 @@ class GymRunner:
     ) -> None:
         if not (isinstance(max_steps, int) and max_steps >= 1):
             raise InvalidInputError(f"max_steps must be an integer >= 1, got {max_steps!r}")
-        if not (2 <= soft_loop_window <= hard_loop_window):
+        if not (
+            all(
+                isinstance(w, int) and not isinstance(w, bool)
+                for w in (soft_loop_window, hard_loop_window)
+            )
+            and 2 <= soft_loop_window <= hard_loop_window <= MAX_HISTORY
+        ):
             raise InvalidInputError(
-                "need 2 <= soft_loop_window <= hard_loop_window, got "
+                f"need integers 2 <= soft_loop_window <= hard_loop_window <= {MAX_HISTORY}, got "
                 f"{soft_loop_window!r}, {hard_loop_window!r}"
             )
         self.env, self.brain = env, brain
