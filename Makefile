@@ -15,7 +15,7 @@ KERNELS := $(shell find mantis_fast -name '_*.pyx')
 # whose hand-written .pyi stubs `make lint` checks against the built modules with mypy's stubtest.
 STUB_MODULES := $(subst /,.,$(KERNELS:.pyx=))
 
-.PHONY: test demo bench lint build system-deps clean
+.PHONY: test soak demo bench lint build system-deps clean
 
 system-deps:
 	@missing=0; for b in $(SYSTEM_BINARIES); do command -v $$b >/dev/null 2>&1 || missing=1; done; \
@@ -38,6 +38,10 @@ build: $(STAMP)
 
 test: system-deps build
 	$(PY) -m pytest
+
+# Long runs asserting flat descriptors, RSS and SysV segments (tests/test_soak.py; minutes).
+soak: system-deps build
+	$(PY) -m pytest tests/test_soak.py -m slow -s
 
 demo: system-deps build
 	$(PY) -m mantis_fast.cli demo

@@ -28,8 +28,12 @@ def reply_json(observation: str, actions: list[dict] | None = None, bboxes=None)
 class StubModel:
     """``with StubModel(script) as stub: stub.url`` -> ``http://127.0.0.1:N/v1/chat/completions``."""
 
-    def __init__(self, script: list[Any] | None = None, *, default: Any = NO_OP) -> None:
+    def __init__(
+        self, script: list[Any] | None = None, *, default: Any = NO_OP, keep: bool = True
+    ) -> None:
         self.script = list(script or [])
+        self.keep = keep  # False: count requests without keeping them (a soak's memory is ours)
+        self.count = 0
         self.default = default
         self.requests: list[dict[str, Any]] = []
         self.request_times: list[float] = []
@@ -41,8 +45,11 @@ class StubModel:
         self._thread = threading.Thread(target=self._main, daemon=True)
 
     async def _handle(self, request: web.Request) -> web.Response:
-        self.requests.append(await request.json())
-        self.request_times.append(time.monotonic())
+        body = await request.json()
+        self.count += 1
+        if self.keep:
+            self.requests.append(body)
+            self.request_times.append(time.monotonic())
         step = self.script.pop(0) if self.script else self.default
         if isinstance(step, dict) and "hang" in step:
             await asyncio.sleep(step["hang"])
@@ -50,7 +57,7 @@ class StubModel:
         if isinstance(step, dict) and "status" in step:
             return web.json_response({"error": {"message": "scripted"}}, status=step["status"])
         body = {
-            "id": f"stub-{len(self.requests)}",
+            "id": f"stub-{self.count}",
             "object": "chat.completion",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": step}}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},

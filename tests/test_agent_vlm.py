@@ -106,3 +106,12 @@ def test_malformed_response_is_an_error() -> None:
         with pytest.raises(VLMError, match="unusable response"):
             complete(config)
     assert len(stub.requests) == 1
+
+
+def test_an_observation_with_a_lone_surrogate_is_sent() -> None:
+    # The observation echoes model text; json.loads('"\\udc80"') is a str UTF-8 cannot encode.
+    observation = "seen \udc80 this"
+    with StubModel(["ok"]) as stub:
+        reply = complete(AgentConfig(api_url=stub.url), observation)
+    assert reply.text == "ok"
+    assert stub.requests[0]["messages"][1]["content"][0]["text"] == observation

@@ -20,6 +20,7 @@ import functools
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ _WAIT_FOR_INJECTION = object()  # no model output: wait for POST /inject
 
 
 FINAL_PHASES = ("done", "stopped", "error")
+RESULTS_KEPT = 100  # TurnResults kept in memory (``Engine.results``)
 
 
 def _size(text: str) -> int:
@@ -111,7 +113,8 @@ class Engine:
         self.raw_png: bytes | None = None
         self.annotated_png: bytes | None = None
         self.run_dir: str | None = None
-        self.results: list[TurnResult] = []
+        # The last turns only: a long run must not grow without bound (the run log has them all).
+        self.results: deque[TurnResult] = deque(maxlen=RESULTS_KEPT)
         self._raw_b64: tuple[int, str] | None = None
         self._injections: asyncio.Queue[str] = asyncio.Queue()
         self._injected_bytes = 0  # UTF-8 bytes waiting in _injections
@@ -250,7 +253,7 @@ class Engine:
             if runlog is not None:
                 runlog.close()
             self._worker.shutdown(wait=True)
-        return self.results
+        return list(self.results)
 
     async def _next_text(self) -> str | None:
         """Wait for an injected model output (None when stopped)."""

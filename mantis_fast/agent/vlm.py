@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +86,10 @@ class VLMClient:
         """One model call with retries. Raises ``VLMError`` carrying every attempt."""
         payload = build_payload(self.config, observation, image_png)
         attempts: list[dict[str, Any]] = []
+        # ASCII JSON: the observation echoes model text, which may hold a lone surrogate that
+        # httpx's own UTF-8 encoding of ``json=`` would refuse.
+        body = json.dumps(payload).encode("ascii")
+        headers = {"Content-Type": "application/json"}
         start = time.monotonic()
         for attempt in range(self.config.vlm_max_retries + 1):
             if attempt:
@@ -92,7 +97,9 @@ class VLMClient:
             began = time.monotonic()
             record: dict[str, Any] = {"attempt": attempt + 1}
             try:
-                response = await self._client.post(self.config.api_url, json=payload)
+                response = await self._client.post(
+                    self.config.api_url, content=body, headers=headers
+                )
             except httpx.TimeoutException as exc:
                 record["error"] = f"timeout after {self.config.vlm_timeout}s ({type(exc).__name__})"
                 retry = True
