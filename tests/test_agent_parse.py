@@ -172,3 +172,12 @@ def test_a_400_digit_coordinate_is_clamped_not_fatal() -> None:
     huge = "1" + "0" * 400
     out = parse_model_output(f'{{"actions": [{{"name": "click", "x1": {huge}, "y1": -{huge}}}]}}')
     assert [a.params for a in out.actions] == [{"x": 1000, "y": 0}] and out.skipped == []
+
+
+def test_the_object_is_found_after_many_small_blocks() -> None:
+    # A reply that quotes code or CSS first: dozens of {...} blocks before the real object.
+    css = " ".join(f".c{i} {{ color: red }}" for i in range(200))
+    out = parse_model_output(
+        f"{css}\n{json.dumps({'actions': [{'name': 'click', 'x1': 1, 'y1': 2}]})}"
+    )
+    assert out.source == "block" and [a.name for a in out.actions] == ["click"]

@@ -264,7 +264,7 @@ def test_hung_server_gives_capture_error_after_timeout() -> None:
 def test_unreachable_display_and_bad_arguments() -> None:
     with pytest.raises(CaptureError, match="cannot connect to X display ':4242'"):
         Capture(":4242")
-    with pytest.raises(ValueError, match="timeout must be a positive"):
+    with pytest.raises(ValueError, match="timeout must be seconds in"):
         Capture(":0", timeout=0)
 
 

@@ -82,8 +82,8 @@ class _Skip(Exception):
 
 #: Deepest bracket nesting decoded; a real reply nests 3 deep, json.loads recurses per level.
 MAX_JSON_DEPTH = 64
-#: Candidate blocks json-decoded per reply at most (each decode is linear in its block).
-MAX_CANDIDATES = 32
+#: Bytes json-decoded per byte of reply at most, while looking for the first object.
+DECODE_BUDGET_FACTOR = 8
 # One JSON string (closed or running to the end: the unrolled loop never backtracks) or bracket.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[][{}]', re.S)
 
@@ -130,8 +130,12 @@ def _blocks(text: str):
 
 def _first_object(text: str) -> dict | None:
     decoder = json.JSONDecoder()
-    for tried, (start, end) in enumerate(_blocks(text)):
-        if tried == MAX_CANDIDATES:
+    # Bounded by bytes decoded, not by count: a reply may carry many small blocks (code, CSS)
+    # before its JSON, while nesting (<= MAX_JSON_DEPTH) keeps the total linear anyway.
+    budget = DECODE_BUDGET_FACTOR * len(text) + 65_536
+    for start, end in _blocks(text):
+        budget -= end - start
+        if budget < 0:
             return None
         try:
             value = decoder.decode(text[start:end])

@@ -326,7 +326,8 @@ class Capture(XClient):
     def _resize_to(self, width: int, height: int) -> None:
         self._width, self._height = width, height
         try:
-            self._transport.resize(width, height)
+            with self._bounded():  # re-attaching waits on the server (rare: no cost per grab)
+                self._transport.resize(width, height)
         except ShmAttachRefused as exc:  # could attach before: something is badly wrong
             raise CaptureError(
                 f"re-attaching the capture segment after a resize failed: {exc}"

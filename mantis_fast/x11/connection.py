@@ -18,7 +18,6 @@ Three python-xlib 0.33 defects are handled here, once, for every module that tal
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import select
@@ -52,6 +51,7 @@ __all__ = [
     "XTimeoutError",
     "abandon",
     "bounded",
+    "check_timeout",
     "display_name",
     "open_display",
     "read_available",
@@ -77,6 +77,22 @@ NO_DISPLAY_HINT = (
 )
 
 
+MAX_TIMEOUT = 3600.0
+
+
+def check_timeout(timeout: object) -> float:
+    """A wait bound in seconds: a finite number in (0, 3600]."""
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= MAX_TIMEOUT  # also false for nan
+    ):
+        raise InvalidInputError(
+            f"timeout must be seconds in (0, {MAX_TIMEOUT:g}], got {timeout!r:.40}"
+        )
+    return float(timeout)
+
+
 def display_name(display: str | None) -> str:
     """``display``, or ``$DISPLAY`` when it is None. The library never starts a server or writes
     the environment on its own: with neither, NoDisplayError says how to get a display."""
@@ -89,24 +105,26 @@ def display_name(display: str | None) -> str:
     return display
 
 
-_deadlines = threading.local()
+_deadlines = threading.local()  # .seconds: the innermost bound; .stalled_since: see below
 
 
 class bounded:
-    """Within this block, python-xlib waits on the server at most ``seconds`` (in this thread):
-    past the deadline its next wait raises ``XTimeoutError``. Blocks nest; the earliest
-    deadline wins."""
+    """Within this block (in this thread), python-xlib may wait on the server at most
+    ``seconds`` without progress: a wait that sees nothing for that long, or an exchange that
+    keeps finding the socket unready that long (a flush to a server that stopped reading),
+    raises ``XTimeoutError``. Progress (data read or sent) restarts the clock, so a long call
+    on a live server is never cut short; our own sleeps between waits do not count. Blocks nest;
+    the smallest bound wins."""
 
-    __slots__ = ("_deadline", "_previous")
+    __slots__ = ("_previous", "_seconds")
 
     def __init__(self, seconds: float) -> None:
-        self._deadline = time.monotonic() + seconds
+        self._seconds = seconds
 
     def __enter__(self) -> None:
-        self._previous = getattr(_deadlines, "deadline", None)
-        if self._previous is not None and self._previous < self._deadline:
-            self._deadline = self._previous
-        _deadlines.deadline = self._deadline
+        self._previous = getattr(_deadlines, "seconds", None)
+        if self._previous is None or self._seconds < self._previous:
+            _deadlines.seconds = self._seconds
 
     def __exit__(
         self,
@@ -114,7 +132,11 @@ class bounded:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        _deadlines.deadline = self._previous
+        _deadlines.seconds = self._previous
+
+
+# A stall poll waits this long instead of spinning (a flush to a stopped server would busy-loop).
+_STALL_POLL_S = 0.005
 
 
 class _BoundedSelect:
@@ -124,14 +146,41 @@ class _BoundedSelect:
 
     @staticmethod
     def select(rlist, wlist, xlist, timeout=None):
-        deadline = getattr(_deadlines, "deadline", None)
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise XTimeoutError("the X server did not answer in time")
-            timeout = remaining if timeout is None else min(timeout, remaining)
-        return select.select(rlist, wlist, xlist, timeout)
+        seconds = getattr(_deadlines, "seconds", None)
+        if seconds is None:
+            return select.select(rlist, wlist, xlist, timeout)
+        if timeout is None or timeout > seconds:  # a blocking wait: at most ``seconds``
+            ready = select.select(rlist, wlist, xlist, seconds)
+            if not any(ready):
+                raise XTimeoutError(f"the X server did not answer within {seconds}s")
+            _deadlines.stalled_since = None
+            return ready
+        # A poll. Its first empty answer in an exchange is normal; repeated ones are a stall.
+        stalled_since = getattr(_deadlines, "stalled_since", None)
+        ready = select.select(
+            rlist, wlist, xlist, timeout if stalled_since is None else _STALL_POLL_S
+        )
+        if any(ready):
+            _deadlines.stalled_since = None
+        elif stalled_since is None:
+            _deadlines.stalled_since = time.monotonic()
+        elif time.monotonic() - stalled_since >= seconds:
+            raise XTimeoutError(f"the X server did not read or answer within {seconds}s")
+        return ready
 
+
+_original_send_and_recv = _protocol_display.Display.send_and_recv
+
+
+def _send_and_recv_fresh(self, *args, **kwargs):
+    """Each exchange with the server gets its own stall clock."""
+    _deadlines.stalled_since = None
+    return _original_send_and_recv(self, *args, **kwargs)
+
+
+if not getattr(_protocol_display.Display.send_and_recv, "_fresh", False):
+    _send_and_recv_fresh._fresh = True  # type: ignore[attr-defined]
+    _protocol_display.Display.send_and_recv = _send_and_recv_fresh
 
 _protocol_display.select = _BoundedSelect  # type: ignore[attr-defined]
 
@@ -180,7 +229,7 @@ def open_display(name: str, timeout: float | None = None) -> XDisplay:
         raise XConnectError(f"no X server is listening on display {name!r}")
     _deadlines.socket = None
     try:
-        with bounded(timeout if timeout is not None else math.inf):
+        with bounded(timeout) if timeout is not None else contextlib.nullcontext():
             return XDisplay(name)
     except XTimeoutError:
         _deadlines.socket.close()  # the set-up never finished: python-xlib leaves it open
@@ -249,12 +298,8 @@ class XClient(Closing):
     _x: XDisplay | None = None
 
     def _connect(self, display: str | None, timeout: float) -> None:
-        if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise InvalidInputError(
-                f"timeout must be a positive number of seconds, got {timeout!r}"
-            )
+        self.timeout = check_timeout(timeout)
         self.display_name = display_name(display)
-        self.timeout = float(timeout)
         try:
             self._x = open_display(self.display_name, self.timeout)
         except XConnectError as exc:
@@ -265,10 +310,9 @@ class XClient(Closing):
             ) from None
         self._closed = False
 
-    def _bounded(self, extra: float = 0.0) -> bounded:
-        """``with self._bounded():`` around any call into python-xlib that can wait (``extra``
-        seconds on top of ``timeout`` for calls that pause on purpose, such as a slow drag)."""
-        return bounded(self.timeout + extra)
+    def _bounded(self) -> bounded:
+        """``with self._bounded():`` around any call into python-xlib that can wait."""
+        return bounded(self.timeout)
 
     def _start(self, setup: Callable[[], None]) -> None:
         """Run the object's set-up on the new connection, bounded: on any failure the

@@ -16,7 +16,6 @@ from Xlib.error import XError
 from mantis_fast.errors import (
     ConnectionLostError,
     DisplayError,
-    InvalidInputError,
     ServerHungError,
 )
 from mantis_fast.geometry.displays import Display, set_live_display_source, with_primary
@@ -25,6 +24,7 @@ from mantis_fast.x11.connection import (
     XTimeoutError,
     abandon,
     bounded,
+    check_timeout,
     display_name,
     open_display,
 )
@@ -68,8 +68,7 @@ def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[D
     ``timeout`` seconds).
     """
     name = display_name(display)
-    if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise InvalidInputError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    timeout = check_timeout(timeout)
     try:
         xdisplay = open_display(name, timeout)
     except (XConnectError, OverflowError) as exc:

@@ -17,7 +17,7 @@ from Xlib.protocol import request as xrequest
 
 from mantis_fast.x11 import mitshm
 from mantis_fast.x11._shm import SharedSegment
-from mantis_fast.x11.connection import wait_reply
+from mantis_fast.x11.connection import XTimeoutError, wait_reply
 
 # GetImage replies are fetched in bands this big: python-xlib re-concatenates its receive buffer
 # per chunk, so one huge reply costs O(n^2); bands keep it linear.
@@ -100,6 +100,8 @@ class ShmTransport:
             mitshm.detach(self._x.display, self._opcode, self._shmseg)
             self._x.display.free_resource_id(self._shmseg)
             self._x.flush()
+        except XTimeoutError:
+            raise  # a hung server: the connection must not be used again
         except (xerror.ConnectionClosedError, OSError):
             pass  # server gone: it detached when it died
         segment.close()

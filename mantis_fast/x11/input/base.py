@@ -48,12 +48,10 @@ def _server_call(method: Callable[..., T]) -> Callable[..., T]:
     def call(self: Input, *args: Any, **kwargs: Any) -> T:
         self._check_open()
         try:
-            with self._bounded(self._planned_pause):
+            with self._bounded():
                 return method(self, *args, **kwargs)
         except GONE as exc:
             raise self._lost(exc) from None
-        finally:
-            self._planned_pause = 0.0
 
     return call
 
@@ -66,7 +64,6 @@ class Input(XClient):
     returned is an instance of that backend's class; ``backend`` names it.
     """
 
-    _planned_pause = 0.0  # seconds the current call sleeps on purpose (a slow drag)
     backends: ClassVar[dict[str, type[Input]]] = {}
     backend: ClassVar[str] = ""
     error = InputError
@@ -174,7 +171,6 @@ class Input(XClient):
             )
             for i in range(1, steps + 1)
         ]
-        self._planned_pause = duration  # the drag's own pauses do not count against timeout
         self._drag_now(start, path, self._button(button), duration / steps)
 
     @_server_call

@@ -39,7 +39,7 @@ class XdotoolInput(Input):
             args += ["mousemove", px, py]
             if pause:
                 args += ["sleep", pause]
-        self._run(*args, "mouseup", button)
+        self._run(*args, "mouseup", button, planned=pause * len(path))
 
     def _key(self, names: list[str]) -> None:
         self._run("key", "+".join(names))
@@ -47,17 +47,19 @@ class XdotoolInput(Input):
     def _type(self, text: str) -> None:
         self._run("type", "--delay", 1, "--", text)
 
-    def _run(self, *args: object) -> None:
+    def _run(self, *args: object, planned: float = 0.0) -> None:
+        """One xdotool process; ``planned`` seconds of its own sleeps extend the time limit."""
         self._check_open()
+        limit = self.timeout + 5 + planned
         argv = ["xdotool", *(str(a) for a in args)]
         # xdotool decodes text by the locale: without a UTF-8 one it refuses non-ASCII.
         env = {**os.environ, "DISPLAY": self.display_name, "LC_ALL": "C.UTF-8"}
         try:
-            result = subprocess.run(
-                argv, env=env, capture_output=True, text=True, timeout=self.timeout + 5
-            )
+            result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired:
-            raise InputError(f"xdotool did not finish within {self.timeout + 5}s: {argv}") from None
+            raise InputError(f"xdotool did not finish within {limit:g}s: {argv[:8]}") from None
+        except OSError as exc:  # e.g. E2BIG for a huge text: the tool failed, not the server
+            raise InputError(f"cannot run xdotool: {exc}") from None
         if result.returncode != 0:
             raise InputError(
                 f"xdotool failed ({result.returncode}): {result.stderr.strip()[-300:]}"
