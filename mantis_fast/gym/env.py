@@ -100,7 +100,6 @@ class XdotoolGymEnv(GymEnvironment):
         self.dispatcher = Dispatcher(
             self.input, screen_size=lambda: self.capture.size, launch=self._launch
         )
-        self._rgb = np.empty((self.screen_size[1], self.screen_size[0], 3), np.uint8)
 
     @property
     def screen_size(self) -> tuple[int, int]:

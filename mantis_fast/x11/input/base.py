@@ -99,14 +99,17 @@ class Input(XClient):
         """Backend set-up on the open connection (check the extension, find the binary)."""
 
     # -- the live screen size ---------------------------------------------------------------
-    @property
-    @_server_call
-    def size(self) -> tuple[int, int]:
-        """(width, height) of the root window now: resizes are picked up without a round trip."""
+    def _live_size(self) -> tuple[int, int]:
+        """The root's size now (inside a server call): take in resizes already reported."""
         if select.select([self._x.display.socket], [], [], 0)[0]:
             read_available(self._x)
         self._handle_events()
         return self._size
+
+    size = property(
+        _server_call(_live_size),
+        doc="(width, height) of the root window now: resizes are picked up without a round trip.",
+    )
 
     def _handle_events(self) -> None:
         """Drain queued events: root resizes update the size; backends may want others."""
@@ -154,7 +157,9 @@ class Input(XClient):
     ) -> None:
         """Press at (x1, y1), move to (x2, y2) in ``steps`` even steps over ``duration`` s,
         release."""
-        start, end = self._point(x1, y1), self._point(x2, y2)
+        width, height = self.size  # (drag itself is not one server call: its pauses are planned)
+        start = _coordinate(x1, "x", width), _coordinate(y1, "y", height)
+        end = _coordinate(x2, "x", width), _coordinate(y2, "y", height)
         steps = _positive_int(steps, "steps")
         if (
             isinstance(duration, bool)
@@ -226,7 +231,7 @@ class Input(XClient):
 
     # -- validation -------------------------------------------------------------------------
     def _point(self, x: float, y: float) -> tuple[int, int]:
-        width, height = self.size
+        width, height = self._live_size()  # called from within a server call
         return _coordinate(x, "x", width), _coordinate(y, "y", height)
 
     @staticmethod
