@@ -9,6 +9,7 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     │   ├── ConfigError                       a bad configuration key or value
     │   └── InjectTooLarge                    one injection larger than the queue (413)
     ├── InvalidTypeError (TypeError)          a type the call cannot take
+    ├── CompatInstallError (ImportError)      a drop-in cannot be installed
     ├── XvfbError (OSError)                   Xvfb could not start, or died
     ├── AppError (OSError)                    an app under test did not launch or start
     ├── DisplayError (OSError)                an X display cannot be reached or queried
@@ -34,6 +35,7 @@ __all__ = [
     "AgentStateError",
     "AgentTimeoutError",
     "AppError",
+    "CompatInstallError",
     "CaptureError",
     "ConfigError",
     "ConnectionLostError",
@@ -64,6 +66,10 @@ class InvalidInputError(MantisError, ValueError):
 
 class InvalidTypeError(MantisError, TypeError):
     """An argument has a type the call cannot take (where the original API raises TypeError)."""
+
+
+class CompatInstallError(MantisError, ImportError):
+    """A drop-in cannot answer an import: unknown name, or the original is already imported."""
 
 
 class ConfigError(InvalidInputError):
