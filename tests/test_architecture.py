@@ -101,7 +101,14 @@ def test_every_public_error_is_a_mantis_error_and_a_builtin() -> None:
         if cls is not errors.MantisError:
             assert any(
                 issubclass(cls, base) and base is not Exception
-                for base in (ValueError, TypeError, OSError, RuntimeError, TimeoutError)
+                for base in (
+                    ValueError,
+                    TypeError,
+                    OSError,
+                    RuntimeError,
+                    TimeoutError,
+                    ImportError,
+                )
             ), f"{name} behaves as no builtin"
         assert getattr(mantis_fast, name, cls) is cls
 
