@@ -45,10 +45,14 @@ class _AliasLoader(importlib.abc.Loader):
         self.real = real
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return importlib.import_module(self.real)
+        module = importlib.import_module(self.real)
+        self._real_spec = module.__spec__
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        """Nothing to run: the real module executed when it was imported."""
+        """Nothing to run (the real module ran when imported); importlib has just stamped the
+        alias spec on it, and the module keeps its own identity."""
+        module.__spec__ = self._real_spec
 
     # runpy (``python -m mss``) asks the loader for the code of the module it runs.
     def get_code(self, fullname: str) -> types.CodeType | None:

@@ -34,11 +34,12 @@ from mantis_fast.errors import (
 from mantis_fast.geometry.displays import Display
 from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
+from mantis_fast.x11.cursor import CursorImage, XFixesUnavailable, read_cursor, xfixes_version
 from mantis_fast.x11.damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
 from mantis_fast.x11.monitors import query_monitors
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
-__all__ = ["Capture", "CaptureError", "Settled", "UnsupportedVisualError"]
+__all__ = ["Capture", "CaptureError", "CursorImage", "Settled", "UnsupportedVisualError"]
 
 Region = tuple[int, int, int, int]
 # Refreshing more than this fraction of the rows costs about what one full grab does.
@@ -68,6 +69,7 @@ class Capture(XClient):
         self._lock = threading.Lock()
         self._transport: ShmTransport | GetImageTransport | None = None
         self._damage: DamageTracker | None = None
+        self._xfixes: tuple[int, int] | str | None = None  # the version, or why there is none
         self._connect(display, timeout)
         self._start(lambda: self._set_up(use_shm, track_damage))
 
@@ -150,6 +152,29 @@ class Capture(XClient):
             try:
                 with self._bounded():
                     return query_monitors(self._x)
+            except GONE as exc:
+                raise self._lost(exc) from None
+
+    def cursor(self) -> CursorImage:
+        """The pointer's current image and position (grabs never contain it: X draws it apart).
+
+        Needs XFixes 2.0 (every current server, Xvfb included); ``CaptureError`` says why when
+        the server has none. One round trip.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                with self._bounded():
+                    if self._xfixes is None:
+                        try:
+                            self._xfixes = xfixes_version(self._x)
+                        except XFixesUnavailable as exc:
+                            self._xfixes = str(exc)
+                    if isinstance(self._xfixes, str):
+                        raise CaptureError(
+                            f"cannot read the cursor on {self.display_name}: {self._xfixes}"
+                        )
+                    return read_cursor(self._x, self._root)
             except GONE as exc:
                 raise self._lost(exc) from None
 

@@ -221,23 +221,45 @@ def _local_server_listening(number: int) -> bool:
     return False
 
 
+# A server that starts without -noreset resets when its last client leaves; a connection made
+# during the reset is dropped ("Connection reset by peer", a broken pipe, or EOF). Such a drop
+# is retried within the connection's timeout (or this long when none was given).
+_RESET_RETRY_SECONDS = 5.0
+
+
+def _dropped_by_resetting_server(exc: BaseException) -> bool:
+    if isinstance(exc, (ConnectionResetError, BrokenPipeError)):
+        return True
+    return isinstance(exc, _error.ConnectionClosedError) and str(exc.whom).startswith("server")
+
+
 def open_display(name: str, timeout: float | None = None) -> XDisplay:
     """Connect to X display ``name``; XConnectError names it when nothing answers, and
-    XTimeoutError when it does not finish the connection set-up within ``timeout``."""
+    XTimeoutError when it does not finish the connection set-up within ``timeout``. A server
+    that drops the connection while it resets is asked again until ``timeout`` has passed."""
     local = _LOCAL_NAME.match(name)
     if local and not _local_server_listening(int(local.group(1))):
         raise XConnectError(f"no X server is listening on display {name!r}")
-    _deadlines.socket = None
-    try:
-        with bounded(timeout) if timeout is not None else contextlib.nullcontext():
-            return XDisplay(name)
-    except XTimeoutError:
-        _deadlines.socket.close()  # the set-up never finished: python-xlib leaves it open
-        raise
-    except (_error.DisplayError, _error.ConnectionClosedError, OSError) as exc:
-        raise XConnectError(f"cannot open X display {name!r}: {exc}") from None
-    finally:
+    deadline = time.monotonic() + (_RESET_RETRY_SECONDS if timeout is None else timeout)
+    pause = 0.005
+    while True:
         _deadlines.socket = None
+        try:
+            with bounded(timeout) if timeout is not None else contextlib.nullcontext():
+                return XDisplay(name)
+        except XTimeoutError:
+            _deadlines.socket.close()  # the set-up never finished: python-xlib leaves it open
+            raise
+        except (_error.DisplayError, _error.ConnectionClosedError, OSError) as exc:
+            if _deadlines.socket is not None:
+                _deadlines.socket.close()
+            if _dropped_by_resetting_server(exc) and time.monotonic() + pause < deadline:
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+                continue
+            raise XConnectError(f"cannot open X display {name!r}: {exc}") from None
+        finally:
+            _deadlines.socket = None
 
 
 class XTimeoutError(OSError):

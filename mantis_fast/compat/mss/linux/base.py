@@ -1,0 +1,118 @@
+"""The one X11 implementation behind every backend name: mantis_fast's ``Capture``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mantis_fast.compat.mss.base import MSSImplementation
+from mantis_fast.compat.mss.exception import ScreenShotError
+from mantis_fast.compat.mss.models import Monitor, Monitors
+from mantis_fast.compat.mss.screenshot import ScreenShot
+from mantis_fast.errors import InvalidInputError, MantisError, UnsupportedVisualError
+from mantis_fast.x11.capture import Capture
+
+__all__ = ["MSSImplLinux"]
+
+# What the X server answers a GetImage of a rectangle outside the root (we check it first,
+# sparing the round trip, and report it as the server would).
+# Keys as mss's XCB errors name them.
+_BAD_MATCH = {
+    "error_code": 8,
+    "error": "BadMatch",
+    "major_code": 73,
+    "major_name": "GetImage",
+    "minor_code": 0,
+}
+
+
+def _display_name(display: str | bytes | None) -> str | None:
+    if isinstance(display, bytes):
+        return display.decode(errors="replace")
+    return display
+
+
+class MSSImplLinux(MSSImplementation):
+    """Grabs through ``Capture`` (MIT-SHM unless ``use_shm=False``), copying each region into
+    the ``bytearray`` a ``ScreenShot`` owns; monitors from RandR; the cursor from XFixes."""
+
+    __slots__ = ("_capture",)
+
+    def __init__(
+        self,
+        /,
+        *,
+        display: str | bytes | None = None,
+        with_cursor: bool = False,
+        use_shm: bool = True,
+    ) -> None:
+        super().__init__(with_cursor=with_cursor)
+        self._capture: Capture | None = None
+        try:
+            self._capture = Capture(_display_name(display), use_shm=use_shm)
+        except UnsupportedVisualError as exc:
+            raise ScreenShotError(str(exc)) from None
+        except MantisError as exc:  # no $DISPLAY, a bad name, nothing listening, a hung server
+            raise ScreenShotError(f"Unable to open display: {display!r}: {exc}") from None
+        if with_cursor:
+            try:
+                self._capture.cursor()
+            except MantisError as exc:  # no XFixes: mss quietly grabs without the cursor
+                self.with_cursor = False
+                self.performance_status.append(f"cursor not composited: {exc}")
+
+    def _live(self) -> Capture:
+        if self._capture is None or self._capture.closed:
+            raise ScreenShotError("Cannot take screenshot while the connection is closed")
+        return self._capture
+
+    def monitors(self) -> Monitors:
+        capture = self._live()
+        try:
+            width, height = capture.size
+            displays = capture.monitors
+        except MantisError as exc:
+            raise ScreenShotError(f"Cannot identify monitors: {exc}") from None
+        monitors: Monitors = [{"left": 0, "top": 0, "width": width, "height": height}]
+        for display in displays:
+            left, top, w, h = display.bounds
+            monitor: Monitor = {"left": left, "top": top, "width": w, "height": h}
+            monitor["is_primary"] = bool(display.primary)
+            if display.name:
+                monitor["output"] = display.name
+            monitors.append(monitor)
+        return monitors
+
+    def grab(self, monitor: Monitor, /) -> bytearray:
+        capture = self._live()
+        try:
+            region = tuple(int(monitor[k]) for k in ("left", "top", "width", "height"))
+        except KeyError as exc:
+            raise ScreenShotError(f"monitor {monitor!r} lacks the key {exc}") from None
+        except (TypeError, ValueError):
+            raise ScreenShotError(f"monitor {monitor!r} has a non-integer coordinate") from None
+        try:
+            view = capture.grab(region)
+        except InvalidInputError as exc:  # outside the root
+            raise ScreenShotError(
+                f"X11 Protocol Error: 8 (BadMatch) in GetImage: {exc}",
+                details={**_BAD_MATCH, "region": region, "screen": capture.size},
+            ) from None
+        except MantisError as exc:  # the server went away, or stopped answering
+            raise ScreenShotError(f"grab of {region} failed: {exc}") from None
+        data = bytearray(view.nbytes)
+        np.copyto(np.frombuffer(data, np.uint8).reshape(view.shape), view)
+        return data
+
+    def cursor(self) -> ScreenShot:
+        capture = self._live()
+        try:
+            image = capture.cursor()
+        except MantisError as exc:
+            raise ScreenShotError(f"cannot read the cursor: {exc}") from None
+        height, width = image.pixels.shape[:2]
+        region = {"left": image.left, "top": image.top, "width": width, "height": height}
+        return ScreenShot(bytearray(image.pixels.tobytes()), region)
+
+    def close(self) -> None:
+        if self._capture is not None:
+            self._capture.close()
