@@ -7,15 +7,15 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-SYSTEM_BINARIES := Xvfb xdotool xrandr chromium
-SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core
+SYSTEM_BINARIES := Xvfb xdotool xrandr chromium lsof
+SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core lsof
 
 KERNELS := $(shell find mantis_fast -name '_*.pyx')
 # Dotted module names of the compiled kernels (mantis_fast/pixels/_diff.pyx -> mantis_fast.pixels._diff),
 # whose hand-written .pyi stubs `make lint` checks against the built modules with mypy's stubtest.
 STUB_MODULES := $(subst /,.,$(KERNELS:.pyx=))
 
-.PHONY: test soak demo bench lint build system-deps clean
+.PHONY: test soak demo bench lint build suites system-deps clean
 
 system-deps:
 	@missing=0; for b in $(SYSTEM_BINARIES); do command -v $$b >/dev/null 2>&1 || missing=1; done; \
@@ -36,7 +36,12 @@ $(STAMP): pyproject.toml setup.py
 build: $(STAMP)
 	$(PY) setup.py -q build_ext --inplace
 
-test: system-deps build
+# The originals' own test suites (mss, Pillow, pyautogui), from their sdists, run against the
+# drop-ins by tests/test_upstream_*.py; fetched once into .suites/.
+suites: $(STAMP)
+	$(PY) -m tests.upstream_suites
+
+test: system-deps build suites
 	$(PY) -m pytest
 
 # Long runs asserting flat descriptors, RSS and SysV segments (tests/test_soak.py; minutes).
