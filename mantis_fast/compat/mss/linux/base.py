@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mantis_fast.compat import _pool
 from mantis_fast.compat.mss.base import MSSImplementation
 from mantis_fast.compat.mss.exception import ScreenShotError
 from mantis_fast.compat.mss.models import Monitor, Monitors
@@ -33,7 +34,10 @@ def _display_name(display: str | bytes | None) -> str | None:
 
 class MSSImplLinux(MSSImplementation):
     """Grabs through ``Capture`` (MIT-SHM unless ``use_shm=False``), copying each region into
-    the ``bytearray`` a ``ScreenShot`` owns; monitors from RandR; the cursor from XFixes."""
+    the ``bytearray`` a ``ScreenShot`` owns; monitors from RandR; the cursor from XFixes.
+
+    The capture comes from a small pool (``mantis_fast.compat._pool``): code that opens an
+    ``MSS`` per screenshot pays the X connection set-up once, not per frame."""
 
     __slots__ = ("_capture",)
 
@@ -48,7 +52,7 @@ class MSSImplLinux(MSSImplementation):
         super().__init__(with_cursor=with_cursor)
         self._capture: Capture | None = None
         try:
-            self._capture = Capture(_display_name(display), use_shm=use_shm)
+            self._capture = _pool.acquire(_display_name(display), use_shm=use_shm)
         except UnsupportedVisualError as exc:
             raise ScreenShotError(str(exc)) from None
         except MantisError as exc:  # no $DISPLAY, a bad name, nothing listening, a hung server
@@ -99,6 +103,8 @@ class MSSImplLinux(MSSImplementation):
             ) from None
         except MantisError as exc:  # the server went away, or stopped answering
             raise ScreenShotError(f"grab of {region} failed: {exc}") from None
+        if view.flags.c_contiguous:
+            return bytearray(view)  # one pass: no zero-fill before the copy
         data = bytearray(view.nbytes)
         np.copyto(np.frombuffer(data, np.uint8).reshape(view.shape), view)
         return data
@@ -115,4 +121,5 @@ class MSSImplLinux(MSSImplementation):
 
     def close(self) -> None:
         if self._capture is not None:
-            self._capture.close()
+            _pool.release(self._capture)  # kept a moment for the next MSS() of this display
+            self._capture = None
