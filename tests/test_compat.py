@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PIL import Image, ImageGrab
 
-from mantis_fast.compat import imagegrab
 from mantis_fast.compat.mss import MSS, ScreenShotError
 from mantis_fast.x11.xvfb import Xvfb
 from tests.xpaint import draw_text, paint_root, test_pattern
@@ -58,8 +56,8 @@ def test_mss_pixels_and_monitors(screen: Xvfb) -> None:
         assert [{k: m[k] for k in geometry} for m in ours.monitors] == [
             {k: m[k] for k in geometry} for m in real.monitors
         ]
-        assert ours.monitors[1]["output"] == real.monitors[1]["output"] == "screen"
-        assert ours.monitors[1]["is_primary"]  # the only monitor is the primary one
+        assert ours.monitors == real.monitors  # every key, is_primary as RandR says it
+        assert ours.monitors[1]["output"] == "screen"
         assert [list(row) for row in ours.grab(region).pixels] == [
             list(row) for row in real.grab(region).pixels
         ]
@@ -84,21 +82,3 @@ def test_mss_errors(screen: Xvfb) -> None:
         with pytest.raises(mss.exception.ScreenShotError) as real_info:
             real.grab({"left": 0, "top": 0, "width": 4000, "height": 4})
         assert real_info.value.details["error_code"] == 8
-
-
-@pytest.mark.parametrize(
-    "bbox", [None, (0, 0, 1, 1), (290, 380, 690, 420), (1000, 500, 1920, 1080)]
-)
-def test_imagegrab_is_identical(screen: Xvfb, bbox) -> None:
-    expected = ImageGrab.grab(bbox=bbox, xdisplay=screen.display)
-    got = imagegrab.grab(bbox=bbox, xdisplay=screen.display)
-    assert isinstance(got, Image.Image)
-    assert (got.mode, got.size) == (expected.mode, expected.size)
-    assert got.tobytes() == expected.tobytes()
-
-
-def test_imagegrab_bad_bbox(screen: Xvfb) -> None:
-    with pytest.raises(ValueError, match="bbox must be"):
-        imagegrab.grab(bbox=(1, 2, 3), xdisplay=screen.display)
-    with pytest.raises(ValueError, match="non-positive"):
-        imagegrab.grab(bbox=(10, 10, 5, 20), xdisplay=screen.display)

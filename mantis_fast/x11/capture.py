@@ -36,7 +36,7 @@ from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
 from mantis_fast.x11.cursor import CursorImage, XFixesUnavailable, read_cursor, xfixes_version
 from mantis_fast.x11.damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
-from mantis_fast.x11.monitors import query_monitors
+from mantis_fast.x11.monitors import RandRMonitor, query_monitors, query_randr_monitors
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
 __all__ = ["Capture", "CaptureError", "CursorImage", "Settled", "UnsupportedVisualError"]
@@ -152,6 +152,17 @@ class Capture(XClient):
             try:
                 with self._bounded():
                     return query_monitors(self._x)
+            except GONE as exc:
+                raise self._lost(exc) from None
+
+    def randr_monitors(self) -> list[RandRMonitor] | None:
+        """RandR's monitors as the server describes them (raw primary flags, the output driving
+        each and its EDID); None without RandR 1.5. ``monitors`` is the normalised view."""
+        with self._lock:
+            self._check_open()
+            try:
+                with self._bounded():
+                    return query_randr_monitors(self._x)
             except GONE as exc:
                 raise self._lost(exc) from None
 

@@ -7,6 +7,7 @@ RandR reports no monitor, the whole root is one display.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from Xlib import X
@@ -29,7 +30,7 @@ from mantis_fast.x11.connection import (
     open_display,
 )
 
-__all__ = ["list_displays", "query_monitors"]
+__all__ = ["RandRMonitor", "list_displays", "query_monitors", "query_randr_monitors"]
 
 
 def query_monitors(xdisplay: Any) -> list[Display]:
@@ -58,6 +59,50 @@ def query_monitors(xdisplay: Any) -> list[Display]:
         bounds = (info.x, info.y, info.width_in_pixels, info.height_in_pixels)
         monitors.append(Display(index, bounds, primary=bool(info.primary), name=name))
     return with_primary(monitors) if monitors else whole_root
+
+
+@dataclass(frozen=True)
+class RandRMonitor:
+    """A RandR 1.5 monitor as the server describes it (``query_monitors`` normalises these)."""
+
+    bounds: tuple[int, int, int, int]  # x, y, width, height in root pixels
+    primary: bool  # as RandR says: possibly no monitor is primary
+    name: str  # the monitor's own name ("" for none)
+    output: str | None  # its output's name (the primary output when it drives this monitor)
+    edid: bytes  # that output's EDID property, b"" when it has none
+
+
+def query_randr_monitors(xdisplay: Any) -> list[RandRMonitor] | None:
+    """RandR's own monitor list, each with the output that drives it and that output's EDID
+    (what ``xrandr --listmonitors`` and mss report); None without RandR 1.5."""
+    if not xdisplay.query_extension("RANDR"):
+        return None
+    root = xdisplay.screen().root
+    version = xdisplay.xrandr_query_version()
+    if (version.major_version, version.minor_version) < (1, 5):
+        return None
+    primary_output = root.xrandr_get_output_primary().output
+    reply = root.xrandr_get_monitors(is_active=True)
+    edid_atom = xdisplay.get_atom("EDID", only_if_exists=True) or xdisplay.get_atom(
+        "EdidData", only_if_exists=True
+    )
+    monitors = []
+    for info in reply.monitors:
+        outputs = list(info.crtcs)  # python-xlib names the monitor's output list "crtcs"
+        output_name, edid = None, b""
+        if outputs:
+            output = primary_output if primary_output in outputs else outputs[0]
+            output_name = xdisplay.xrandr_get_output_info(output, reply.timestamp).name
+            if edid_atom:
+                edid = bytes(
+                    xdisplay.xrandr_get_output_property(
+                        output, edid_atom, X.AnyPropertyType, 0, 1024
+                    ).value
+                )
+        name = xdisplay.get_atom_name(info.name) if info.name != X.NONE else ""
+        bounds = (info.x, info.y, info.width_in_pixels, info.height_in_pixels)
+        monitors.append(RandRMonitor(bounds, bool(info.primary), name, output_name, edid))
+    return monitors
 
 
 def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[Display]:

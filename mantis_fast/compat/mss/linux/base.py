@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import numpy as np
 
 from mantis_fast.compat import _pool
@@ -9,6 +11,7 @@ from mantis_fast.compat.mss.base import MSSImplementation
 from mantis_fast.compat.mss.exception import ScreenShotError
 from mantis_fast.compat.mss.models import Monitor, Monitors
 from mantis_fast.compat.mss.screenshot import ScreenShot
+from mantis_fast.compat.mss.tools import parse_edid
 from mantis_fast.errors import InvalidInputError, MantisError, UnsupportedVisualError
 from mantis_fast.x11.capture import Capture
 
@@ -24,6 +27,30 @@ _BAD_MATCH = {
     "major_name": "GetImage",
     "minor_code": 0,
 }
+
+
+def _edid_ids(edid: bytes) -> dict[str, str]:
+    """mss's ``name`` and ``unique_id`` keys from an output's EDID (none without one)."""
+    if not edid:
+        return {}
+    parsed = parse_edid(edid)
+    ids: dict[str, str] = {}
+    if "display_name" in parsed:
+        ids["name"] = parsed["display_name"]
+    params = {}
+    if "id_legacy" in parsed:
+        params["model"] = parsed["id_legacy"]
+    if "serial_number" in parsed:
+        params["serial"] = str(parsed["serial_number"])
+    if "manufacture_year" in parsed:
+        week = parsed.get("manufacture_week")
+        year = f"{parsed['manufacture_year']:04d}"
+        params["mfr_date"] = f"{year}W{week:02d}" if week is not None else year
+    if "model_year" in parsed:
+        params["model_year"] = f"{parsed['model_year']:04d}"
+    if params:
+        ids["unique_id"] = urlencode(params)
+    return ids
 
 
 def _display_name(display: str | bytes | None) -> str | None:
@@ -73,16 +100,17 @@ class MSSImplLinux(MSSImplementation):
         capture = self._live()
         try:
             width, height = capture.size
-            displays = capture.monitors
+            randr = capture.randr_monitors()
         except MantisError as exc:
             raise ScreenShotError(f"Cannot identify monitors: {exc}") from None
         monitors: Monitors = [{"left": 0, "top": 0, "width": width, "height": height}]
-        for display in displays:
-            left, top, w, h = display.bounds
+        for found in randr or ():
+            left, top, w, h = found.bounds
             monitor: Monitor = {"left": left, "top": top, "width": w, "height": h}
-            monitor["is_primary"] = bool(display.primary)
-            if display.name:
-                monitor["output"] = display.name
+            monitor["is_primary"] = found.primary
+            if found.output is not None:
+                monitor["output"] = found.output
+                monitor |= _edid_ids(found.edid)
             monitors.append(monitor)
         return monitors
 
