@@ -7,8 +7,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-SYSTEM_BINARIES := Xvfb xdotool xrandr chromium lsof
-SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core lsof
+SYSTEM_BINARIES := Xvfb xdotool xrandr chromium lsof xclip
+SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core lsof xclip
 
 KERNELS := $(shell find mantis_fast -name '_*.pyx')
 # Dotted module names of the compiled kernels (mantis_fast/pixels/_diff.pyx -> mantis_fast.pixels._diff),

@@ -504,7 +504,7 @@ def test_an_idle_connection_is_closed_after_its_idle_time(
     screen: Xvfb, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     idle = 0.5
-    monkeypatch.setattr(imagegrab, "IDLE_CLOSE_SECONDS", idle)
+    monkeypatch.setattr(imagegrab._pool, "idle_seconds", idle)
     imagegrab.close_idle()
     gc.collect()
     sockets, segments = open_sockets(), own_segments()

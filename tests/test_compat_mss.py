@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import mantis_fast as mf
-from mantis_fast.compat import _pool
 from mantis_fast.compat import mss as dropin
 from mantis_fast.compat.mss.base import MSS as DropinMSS
+from mantis_fast.compat.mss.linux import base as linux_base
 from mantis_fast.compat.mss.screenshot import ScreenShot
 from mantis_fast.compat.mss.tools import parse_edid, to_png
 from tests.test_soak import open_fds, own_segments
@@ -242,7 +242,8 @@ def test_closed_and_off_screen(screen) -> None:
 
 
 def test_threads_that_open_grab_and_exit_leave_nothing_behind(screen) -> None:
-    _pool.clear()
+    pool = linux_base._captures
+    pool.close_all()
     fds, segments = open_fds(), own_segments()
 
     def once() -> None:
@@ -255,11 +256,11 @@ def test_threads_that_open_grab_and_exit_leave_nothing_behind(screen) -> None:
             thread.start()
         for thread in threads:
             thread.join()
-        assert _pool.idle_count() <= _pool.MAX_IDLE
-    deadline = time.monotonic() + _pool.IDLE_SECONDS + 3
-    while _pool.idle_count() and time.monotonic() < deadline:
+        assert pool.idle_count() <= pool.idle_per_key
+    deadline = time.monotonic() + pool.idle_seconds + 3
+    while pool.idle_count() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _pool.idle_count() == 0
+    assert pool.idle_count() == 0
     assert open_fds() <= fds and own_segments() <= segments
 
 

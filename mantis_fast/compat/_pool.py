@@ -1,120 +1,112 @@
-"""Open ``Capture`` objects kept for reuse by drop-ins whose callers open one per screenshot.
+"""Open captures kept for reuse by drop-ins whose callers open one per screenshot.
 
 ``with mss.mss() as sct: sct.grab(...)`` once a frame is how much mss code reads, and
 ``ImageGrab.grab()`` has no object to keep at all. A python-xlib connection costs ~10 ms to set up
 (it parses the whole server description), so a drop-in that connected per call would be slower
-than the original. Instead a released capture waits here, idle, and the next acquire for the
-same display takes it. Bounds: at most ``MAX_IDLE`` idle captures per display, each closed after
-``IDLE_SECONDS`` unused (by a daemon timer), all closed at exit; a forked child forgets the
-parent's (they share its sockets) without touching them.
+than the original. Instead a released capture waits in an ``IdlePool``, and the next taker of the
+same key (a display) gets it. Bounds: at most ``idle_per_key`` idle captures per key, each closed
+after ``idle_seconds`` unused by a daemon timer (it never keeps the process alive), all closed at
+interpreter exit; a forked child forgets the parent's (they share its sockets and segments)
+without talking to the server.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Hashable
 
-from mantis_fast.errors import MantisError
-from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.connection import display_name
+from mantis_fast.x11.connection import XClient
 
-__all__ = ["IDLE_SECONDS", "MAX_IDLE", "acquire", "clear", "idle_count", "release"]
-
-IDLE_SECONDS = 2.0
-MAX_IDLE = 2
-
-_Key = tuple[str, bool]  # (display name, MIT-SHM wanted)
-_lock = threading.Lock()
-_idle: dict[_Key, list[tuple[float, Capture]]] = {}
-_keys: dict[int, _Key] = {}  # id(capture) -> its key, while acquired
-_timer: threading.Timer | None = None
+__all__ = ["IdlePool"]
 
 
-def acquire(display: str | None = None, *, use_shm: bool = True) -> Capture:
-    """An open capture of ``display`` (default ``$DISPLAY``): an idle one, else a new one."""
-    key = (display_name(display), use_shm)
-    while True:
-        with _lock:
-            entries = _idle.get(key)
-            capture = entries.pop()[1] if entries else None
-        if capture is None:
-            capture = Capture(key[0], use_shm=use_shm)
-            break
-        try:
-            capture.size  # noqa: B018 - a look at the socket: a server that went away shows here
-            break
-        except MantisError:
-            capture.close()
-    with _lock:
-        _keys[id(capture)] = key
-    return capture
+class IdlePool:
+    """Idle ``XClient`` objects (captures) by key; ``take`` one or open your own, ``give_back``."""
+
+    def __init__(self, idle_per_key: int, idle_seconds: float) -> None:
+        self.idle_per_key = idle_per_key
+        self.idle_seconds = idle_seconds
+        self._lock = threading.Lock()
+        self._idle: dict[Hashable, list[tuple[float, XClient]]] = {}
+        self._timer: threading.Timer | None = None
+        atexit.register(self.close_all)
+        os.register_at_fork(
+            before=self._lock.acquire,
+            after_in_parent=self._lock.release,
+            after_in_child=self._after_fork_in_child,
+        )
+
+    def take(self, key: Hashable) -> XClient | None:
+        """The most recently given-back idle client of ``key`` (it may have gone stale: a server
+        that went away shows on first use), or None."""
+        with self._lock:
+            idle = self._idle.get(key)
+            return idle.pop()[1] if idle else None
+
+    def give_back(self, key: Hashable, client: XClient) -> None:
+        """Keep ``client`` idle for the next taker of ``key``, or close it when enough wait."""
+        if client.closed:
+            return
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if len(idle) < self.idle_per_key:
+                idle.append((time.monotonic(), client))
+                if self._timer is None:
+                    self._schedule(self.idle_seconds)
+                return
+        _close_quietly(client)
+
+    def idle_count(self) -> int:
+        with self._lock:
+            return sum(len(idle) for idle in self._idle.values())
+
+    def close_all(self) -> None:
+        """Close every idle client now."""
+        with self._lock:
+            idle, self._idle = self._idle, {}
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        for entries in idle.values():
+            for _, client in entries:
+                _close_quietly(client)
+
+    def _schedule(self, delay: float) -> None:
+        self._timer = threading.Timer(max(delay, 0.0), self._close_expired)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _close_expired(self) -> None:
+        now, expired = time.monotonic(), []
+        with self._lock:
+            if self._timer is not threading.current_thread():
+                return  # cancelled by close_all() as it fired
+            self._timer = None
+            oldest = None
+            for key, idle in list(self._idle.items()):
+                expired += [c for since, c in idle if now - since >= self.idle_seconds]
+                idle[:] = [(since, c) for since, c in idle if now - since < self.idle_seconds]
+                if not idle:
+                    del self._idle[key]
+                elif oldest is None or idle[0][0] < oldest:
+                    oldest = idle[0][0]
+            if oldest is not None:
+                self._schedule(oldest + self.idle_seconds - now)
+        for client in expired:
+            _close_quietly(client)
+
+    def _after_fork_in_child(self) -> None:
+        idle, self._idle, self._timer = self._idle, {}, None
+        self._lock = threading.Lock()
+        for entries in idle.values():
+            for _, client in entries:
+                client.forget()
 
 
-def release(capture: Capture) -> None:
-    """Give back a capture from ``acquire``: kept idle for the next caller, or closed."""
-    global _timer
-    with _lock:
-        key = _keys.pop(id(capture), None)
-        entries = _idle.setdefault(key, []) if key is not None else None
-        keep = entries is not None and not capture.closed and len(entries) < MAX_IDLE
-        if keep:
-            entries.append((time.monotonic(), capture))
-            if _timer is None:
-                _timer = threading.Timer(IDLE_SECONDS, _reap)
-                _timer.daemon = True
-                _timer.start()
-    if not keep:
-        capture.close()
-
-
-def _reap() -> None:
-    global _timer
-    now = time.monotonic()
-    expired = []
-    with _lock:
-        for entries in _idle.values():
-            expired += [capture for since, capture in entries if now - since >= IDLE_SECONDS]
-            entries[:] = [(since, c) for since, c in entries if now - since < IDLE_SECONDS]
-        waiting = [since for entries in _idle.values() for since, _ in entries]
-        if waiting:
-            _timer = threading.Timer(max(0.01, min(waiting) + IDLE_SECONDS - now), _reap)
-            _timer.daemon = True
-            _timer.start()
-        else:
-            _timer = None
-    for capture in expired:
-        capture.close()
-
-
-def idle_count() -> int:
-    """How many captures wait idle (for tests and diagnostics)."""
-    with _lock:
-        return sum(len(entries) for entries in _idle.values())
-
-
-@atexit.register
-def clear() -> None:
-    """Close every idle capture now."""
-    with _lock:
-        captures = [capture for entries in _idle.values() for _, capture in entries]
-        _idle.clear()
-    for capture in captures:
-        capture.close()
-
-
-# A child's copies of the parent's captures: never used, never closed.
-_forgotten: list[Capture] = []
-
-
-def _forget_after_fork() -> None:
-    global _lock, _timer
-    _lock = threading.Lock()
-    _timer = None
-    _forgotten.extend(capture for entries in _idle.values() for _, capture in entries)
-    _idle.clear()
-    _keys.clear()
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
+def _close_quietly(client: XClient) -> None:
+    with contextlib.suppress(OSError):  # an idle connection has nobody to report to
+        client.close()

@@ -23,8 +23,6 @@ Every exception raised here is a ``MantisError`` and an instance of what Pillow 
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import io
 import os
 import re
@@ -32,14 +30,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import threading
-import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
 
+from mantis_fast.compat._pool import IdlePool
 from mantis_fast.errors import (
     CaptureError,
     ConnectionLostError,
@@ -227,96 +224,7 @@ def _tcp_listening(host: str, port: int, timeout: float) -> bool:
     return True
 
 
-class _Pool:
-    """Idle captures by display name; a grab takes one (or opens one) and gives it back."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._idle: dict[str, list[tuple[float, _ScreenCapture]]] = {}
-        self._timer: threading.Timer | None = None
-
-    def take(self, target: _Target) -> tuple[_ScreenCapture, bool]:
-        """A capture of ``target`` and whether it was idle in the pool (it may be stale)."""
-        with self._lock:
-            idle = self._idle.get(target.name)
-            if idle:
-                return idle.pop()[1], True
-        return _ScreenCapture(target), False
-
-    def give_back(self, capture: _ScreenCapture) -> None:
-        if capture.closed:
-            return
-        with self._lock:
-            idle = self._idle.setdefault(capture.target.name, [])
-            if len(idle) < IDLE_PER_DISPLAY:
-                idle.append((time.monotonic(), capture))
-                if self._timer is None:
-                    self._schedule(IDLE_CLOSE_SECONDS)
-                return
-        _close_quietly(capture)
-
-    def _schedule(self, delay: float) -> None:
-        self._timer = threading.Timer(max(delay, 0.0), self._close_expired)
-        self._timer.daemon = True  # an idle pool never keeps the process alive
-        self._timer.start()
-
-    def _close_expired(self) -> None:
-        now, expired = time.monotonic(), []
-        with self._lock:
-            if self._timer is not threading.current_thread():
-                return  # cancelled by close_all() as it fired
-            self._timer = None
-            oldest = None
-            for name, idle in list(self._idle.items()):
-                expired += [c for since, c in idle if now - since >= IDLE_CLOSE_SECONDS]
-                idle[:] = [(since, c) for since, c in idle if now - since < IDLE_CLOSE_SECONDS]
-                if not idle:
-                    del self._idle[name]
-                elif oldest is None or idle[0][0] < oldest:
-                    oldest = idle[0][0]
-            if oldest is not None:
-                self._schedule(oldest + IDLE_CLOSE_SECONDS - now)
-        for capture in expired:
-            _close_quietly(capture)
-
-    def close_all(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, {}
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-        for entries in idle.values():
-            for _, capture in entries:
-                _close_quietly(capture)
-
-    # fork: the child must not use (or close) the parent's connections
-    def before_fork(self) -> None:
-        self._lock.acquire()
-
-    def after_fork_in_parent(self) -> None:
-        self._lock.release()
-
-    def after_fork_in_child(self) -> None:
-        idle, self._idle, self._timer = self._idle, {}, None
-        self._lock = threading.Lock()
-        for entries in idle.values():
-            for _, capture in entries:
-                capture.forget()
-
-
-def _close_quietly(capture: _ScreenCapture) -> None:
-    with contextlib.suppress(OSError):  # an idle connection has nobody to report to
-        capture.close()
-
-
-_pool = _Pool()
-atexit.register(_pool.close_all)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(
-        before=_pool.before_fork,
-        after_in_parent=_pool.after_fork_in_parent,
-        after_in_child=_pool.after_fork_in_child,
-    )
+_pool = IdlePool(idle_per_key=IDLE_PER_DISPLAY, idle_seconds=IDLE_CLOSE_SECONDS)
 
 
 def close_idle() -> None:
@@ -343,13 +251,16 @@ def grab(
     """
     try:
         target = _target(xdisplay)
-        capture, reused = _pool.take(target)
+        capture = _pool.take(target.name)
+        reused = capture is not None
+        if capture is None:
+            capture = _ScreenCapture(target)
     except OSError as exc:
         return _grab_with_tool(xdisplay, bbox, exc)
     try:
         box = _crop_box(bbox)
     except BaseException:
-        _pool.give_back(capture)
+        _pool.give_back(target.name, capture)
         raise
     while True:
         try:
@@ -368,7 +279,7 @@ def grab(
         except BaseException:
             capture.close()  # interrupted mid-exchange: the connection cannot be trusted
             raise
-        _pool.give_back(capture)
+        _pool.give_back(target.name, capture)
         return image
 
 

@@ -377,6 +377,12 @@ class XClient(Closing):
             )
         return ConnectionLostError(f"X display {self.display_name} is gone: {exc}")
 
+    def forget(self) -> None:
+        """Drop the connection and local resources without a word to the server: for a forked
+        child's copy, whose socket and segment the parent still uses."""
+        if not self._closed:
+            self._lost(ConnectionResetError("forgotten (a forked child's copy)"))
+
     def _drop(self) -> None:
         """Free local resources of an abandoned connection without talking to the server."""
 

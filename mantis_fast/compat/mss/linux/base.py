@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from mantis_fast.compat import _pool
+from mantis_fast.compat._pool import IdlePool
 from mantis_fast.compat.mss.base import MSSImplementation
 from mantis_fast.compat.mss.exception import ScreenShotError
 from mantis_fast.compat.mss.models import Monitor, Monitors
@@ -14,6 +14,7 @@ from mantis_fast.compat.mss.screenshot import ScreenShot
 from mantis_fast.compat.mss.tools import parse_edid
 from mantis_fast.errors import InvalidInputError, MantisError, UnsupportedVisualError
 from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.connection import display_name
 
 __all__ = ["MSSImplLinux"]
 
@@ -27,6 +28,21 @@ _BAD_MATCH = {
     "major_name": "GetImage",
     "minor_code": 0,
 }
+
+
+# ``MSS()`` per screenshot is common: keep two captures per display a moment for the next one.
+_captures = IdlePool(idle_per_key=2, idle_seconds=2.0)
+
+
+def _take_capture(display: str | None, use_shm: bool) -> Capture:
+    key = (display_name(display), use_shm)
+    while (capture := _captures.take(key)) is not None:
+        try:
+            capture.size  # noqa: B018 - one look at the socket: a server gone since shows here
+            return capture
+        except MantisError:
+            capture.close()
+    return Capture(key[0], use_shm=use_shm)
 
 
 def _edid_ids(edid: bytes) -> dict[str, str]:
@@ -63,10 +79,10 @@ class MSSImplLinux(MSSImplementation):
     """Grabs through ``Capture`` (MIT-SHM unless ``use_shm=False``), copying each region into
     the ``bytearray`` a ``ScreenShot`` owns; monitors from RandR; the cursor from XFixes.
 
-    The capture comes from a small pool (``mantis_fast.compat._pool``): code that opens an
-    ``MSS`` per screenshot pays the X connection set-up once, not per frame."""
+    The capture comes from a small pool (``_captures``): code that opens an ``MSS`` per
+    screenshot pays the X connection set-up once, not per frame."""
 
-    __slots__ = ("_capture",)
+    __slots__ = ("_capture", "_key")
 
     def __init__(
         self,
@@ -79,7 +95,8 @@ class MSSImplLinux(MSSImplementation):
         super().__init__(with_cursor=with_cursor)
         self._capture: Capture | None = None
         try:
-            self._capture = _pool.acquire(_display_name(display), use_shm=use_shm)
+            self._capture = _take_capture(_display_name(display), use_shm)
+            self._key = (self._capture.display_name, use_shm)
         except UnsupportedVisualError as exc:
             raise ScreenShotError(str(exc)) from None
         except MantisError as exc:  # no $DISPLAY, a bad name, nothing listening, a hung server
@@ -149,5 +166,5 @@ class MSSImplLinux(MSSImplementation):
 
     def close(self) -> None:
         if self._capture is not None:
-            _pool.release(self._capture)  # kept a moment for the next MSS() of this display
+            _captures.give_back(self._key, self._capture)  # for the next MSS() of this display
             self._capture = None
