@@ -283,3 +283,24 @@ def test_unsupported_visual_is_named() -> None:
 def test_out_of_range_regions_are_named(xvfb: Xvfb, region) -> None:
     with Capture(xvfb.display) as cap, pytest.raises(ValueError, match="region"):
         cap.grab(region)
+
+
+def test_connecting_while_the_server_resets_is_retried() -> None:
+    """A server without -noreset resets whenever its last client leaves; a connection made
+    during the reset is dropped by the server. Each open here follows a close at once."""
+    read_fd, write_fd = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "320x240x24", "-nolisten", "tcp"],
+        pass_fds=(write_fd,),
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    try:
+        with os.fdopen(read_fd) as pipe:
+            display = f":{pipe.readline().strip()}"
+        for _ in range(40):
+            with Capture(display, timeout=5.0) as cap:
+                assert cap.grab((0, 0, 4, 4)).shape == (4, 4, 4)
+    finally:
+        server.kill()
+        server.wait()

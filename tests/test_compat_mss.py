@@ -10,6 +10,7 @@ import io
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -367,3 +368,99 @@ def test_runner_usage_errors(args, message) -> None:
         [sys.executable, "-m", "mantis_fast.compat", *args], capture_output=True, text=True
     )
     assert done.returncode == 1 and message in done.stderr and "usage:" in done.stderr
+
+
+def test_an_empty_display_name_means_dollar_display(screen, monkeypatch) -> None:
+    monkeypatch.setenv("DISPLAY", screen.display)
+    for display in ("", b""):
+        with dropin.MSS(display=display) as sct:
+            assert sct.monitors[0]["width"] == 800
+
+
+@pytest.mark.parametrize("bad", [0.5, 10.0])
+def test_non_integer_regions_are_refused(screen, bad) -> None:
+    with dropin.MSS(display=screen.display) as sct:
+        for key in ("left", "width"):
+            region = {"left": 0, "top": 0, "width": 10, "height": 10, key: bad}
+            with pytest.raises(dropin.ScreenShotError, match="non-integer"):
+                sct.grab(region)
+        with pytest.raises(TypeError):  # mss compares the width first: a str is a TypeError
+            sct.grab({"left": 0, "top": 0, "width": "10", "height": 10})
+        assert sct.grab({"left": np.int64(1), "top": 0, "width": 2, "height": 2}).size == (2, 2)
+
+
+def test_an_interrupted_exchange_is_never_pooled(screen, monkeypatch) -> None:
+    pool = linux_base._captures
+    pool.close_all()
+    sct = dropin.MSS(display=screen.display)
+    capture = sct._impl._capture
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(capture, "grab", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sct.grab({"left": 0, "top": 0, "width": 2, "height": 2})
+    sct.close()
+    assert capture.closed and pool.idle_count() == 0
+    with dropin.MSS(display=screen.display) as fresh:  # and a new one works
+        assert fresh._impl._capture is not capture
+        fresh.grab({"left": 0, "top": 0, "width": 2, "height": 2})
+
+
+def test_a_forked_child_can_fork_again(screen) -> None:
+    code = f"""
+        import os, sys
+        from mantis_fast.compat import mss
+        with mss.MSS(display={screen.display!r}) as sct:  # the pool now holds its capture
+            sct.grab(sct.monitors[1])
+        pid = os.fork()
+        if pid == 0:
+            grandchild = os.fork()  # the pool's fork hooks run again, in the child
+            if grandchild == 0:
+                os._exit(0)
+            os.waitpid(grandchild, 0)
+            with mss.MSS(display={screen.display!r}) as sct:
+                sct.grab(sct.monitors[1])
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        sys.exit(os.waitstatus_to_exitcode(status))
+    """
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", textwrap.dedent(code)],
+        timeout=60,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_runner_children_keep_a_quiet_stderr_and_their_own_sitecustomize(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text(f"import sys; sys.path.append({str(tmp_path)!r})\n")
+    (tmp_path / "extra_module.py").write_text("VALUE = 42\n")
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "code = ('import importlib.util as u, mss;'\n"
+        "        'print(bool(u.find_spec(\"extra_module\")), mss.__name__)')\n"
+        "done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)\n"
+        "print(done.stdout.strip()); print(repr(done.stderr))\n"
+    )
+    for env, expected in (
+        ({"PYTHONPATH": str(own)}, "True mantis_fast.compat.mss"),
+        ({}, "False mantis_fast.compat.mss"),  # no sitecustomize of the environment's own
+    ):
+        out = _python("-m", "mantis_fast.compat", "run", "--only", "mss", str(script), env=env)
+        first, stderr = out.splitlines()
+        assert (first, stderr) == (expected, "''")
+
+
+def test_aliased_modules_have_their_files(tmp_path: Path) -> None:
+    out = _python(
+        "-c",
+        "import mantis_fast.compat as c, importlib.util; c.install('mss');"
+        "print(importlib.util.find_spec('mss.tools').origin.endswith('compat/mss/tools.py'))",
+    )
+    assert out.strip() == "True"

@@ -42,6 +42,8 @@ def _split(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
                 raise SystemExit(f"{USAGE}\nerror: --only needs a value")
             option = "--only=" + rest.pop(0)
         names = _names_from(option.partition("=")[2])
+        if not names:
+            raise SystemExit(f"{USAGE}\nerror: --only names no drop-in")
     if rest[:1] == ["-m"]:
         if len(rest) < 2:
             raise SystemExit(f"{USAGE}\nerror: -m needs a module name")

@@ -34,9 +34,11 @@ class IdlePool:
         self._idle: dict[Hashable, list[tuple[float, XClient]]] = {}
         self._timer: threading.Timer | None = None
         atexit.register(self.close_all)
+        # The hooks look the lock up when they run: the child replaces it, and its own forks
+        # must find the new one (the old one stays held, copied locked from the parent).
         os.register_at_fork(
-            before=self._lock.acquire,
-            after_in_parent=self._lock.release,
+            before=lambda: self._lock.acquire(),
+            after_in_parent=lambda: self._lock.release(),
             after_in_child=self._after_fork_in_child,
         )
 

@@ -277,7 +277,7 @@ def grab(
                 return _grab_with_tool(xdisplay, bbox, error)
             continue
         except BaseException:
-            capture.close()  # interrupted mid-exchange: the connection cannot be trusted
+            capture.forget()  # interrupted mid-exchange: never talk on this connection again
             raise
         _pool.give_back(target.name, capture)
         return image

@@ -71,7 +71,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         self.aliases: dict[str, str] = {}
 
     def _real_name(self, fullname: str) -> str | None:
-        for public, real in self.aliases.items():
+        for public, real in list(self.aliases.items()):  # install() may add one meanwhile
             if fullname == public or fullname.startswith(public + "."):
                 return real + fullname[len(public) :]
         return None
@@ -83,7 +83,8 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         real_spec = importlib.util.find_spec(real)
         if real_spec is None:
             return None
-        spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(real))
+        spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(real), origin=real_spec.origin)
+        spec.has_location = real_spec.has_location  # runpy: __file__ and argv[0] of `-m mss`
         spec.submodule_search_locations = real_spec.submodule_search_locations
         return spec
 

@@ -163,6 +163,8 @@ class Capture(XClient):
             try:
                 with self._bounded():
                     return query_randr_monitors(self._x)
+            except xerror.XError as exc:  # e.g. an output unplugged mid-query
+                raise CaptureError(f"RandR monitors of {self.display_name}: {exc}") from None
             except GONE as exc:
                 raise self._lost(exc) from None
 

@@ -242,10 +242,11 @@ def open_display(name: str, timeout: float | None = None) -> XDisplay:
         raise XConnectError(f"no X server is listening on display {name!r}")
     deadline = time.monotonic() + (_RESET_RETRY_SECONDS if timeout is None else timeout)
     pause = 0.005
+    attempt_bound = timeout
     while True:
         _deadlines.socket = None
         try:
-            with bounded(timeout) if timeout is not None else contextlib.nullcontext():
+            with bounded(attempt_bound) if timeout is not None else contextlib.nullcontext():
                 return XDisplay(name)
         except XTimeoutError:
             _deadlines.socket.close()  # the set-up never finished: python-xlib leaves it open
@@ -256,6 +257,8 @@ def open_display(name: str, timeout: float | None = None) -> XDisplay:
             if _dropped_by_resetting_server(exc) and time.monotonic() + pause < deadline:
                 time.sleep(pause)
                 pause = min(pause * 2, 0.1)
+                if timeout is not None:  # the retries share the one timeout
+                    attempt_bound = max(deadline - time.monotonic(), 0.001)
                 continue
             raise XConnectError(f"cannot open X display {name!r}: {exc}") from None
         finally:

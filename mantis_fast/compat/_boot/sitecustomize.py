@@ -19,13 +19,18 @@ if _names:
     except ImportError as exc:  # mantis_fast not importable here: say so, run the program anyway
         sys.stderr.write(f"mantis_fast.compat: drop-ins not installed in this process: {exc}\n")
 
-# Chain to the sitecustomize this one shadows.
-del sys.modules[__name__]
-_saved = sys.path[:]
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+# Chain to the sitecustomize this one shadows: import it by name with this directory off the
+# path, then put our directory back where it was (keeping whatever that one added to the path).
+_this = sys.modules.pop(__name__)
+_position = next((i for i, p in enumerate(sys.path) if os.path.abspath(p or ".") == _here), None)
+if _position is not None:
+    del sys.path[_position]
 try:
     importlib.import_module("sitecustomize")
-except ImportError:
-    pass
+except ModuleNotFoundError as exc:
+    if exc.name != "sitecustomize":
+        raise
+    sys.modules[__name__] = _this  # there is none: this one stays the sitecustomize
 finally:
-    sys.path[:] = _saved
+    if _position is not None:
+        sys.path.insert(_position, _here)

@@ -24,6 +24,11 @@ from mantis_fast.compat.mss.tools import to_png
 
 __all__ = ["MSS", "MSSBase", "MSSImplementation", "ScreenShot"]
 
+#: mss 10.2 module names kept for code that reads them: a process-wide lock (mss serialises per
+#: ``MSS`` object now, as this drop-in does) and the alpha of an opaque cursor pixel.
+lock = threading.Lock()
+OPAQUE = 255
+
 
 class MSSImplementation(ABC):
     """A backend: ``MSS`` holds its lock around every call, so one runs at a time."""
@@ -230,10 +235,10 @@ class MSS:
         under = screen[top - sy : bottom - sy, left - sx : right - sx, :3]
         over = sprite[top - cy : bottom - cy, left - cx : right - cx]
         alpha = over[:, :, 3:4]
-        opaque = alpha == 255
+        opaque = alpha == OPAQUE
         partial = (alpha > 0) & ~opaque
         if partial.any():
-            a = alpha.astype(np.float64) / 255
+            a = alpha.astype(np.float64) / OPAQUE
             mixed = (over[:, :, :3] * a + under * (1 - a)).astype(np.uint8)
             np.copyto(under, mixed, where=partial)
         np.copyto(under, over[:, :, :3], where=opaque)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from numbers import Integral
 from urllib.parse import urlencode
 
 import numpy as np
@@ -71,8 +74,8 @@ def _edid_ids(edid: bytes) -> dict[str, str]:
 
 def _display_name(display: str | bytes | None) -> str | None:
     if isinstance(display, bytes):
-        return display.decode(errors="replace")
-    return display
+        display = display.decode(errors="replace")
+    return display or None  # "" means $DISPLAY, as for mss (and libxcb)
 
 
 class MSSImplLinux(MSSImplementation):
@@ -82,7 +85,7 @@ class MSSImplLinux(MSSImplementation):
     The capture comes from a small pool (``_captures``): code that opens an ``MSS`` per
     screenshot pays the X connection set-up once, not per frame."""
 
-    __slots__ = ("_capture", "_key")
+    __slots__ = ("_capture", "_key", "_tainted")
 
     def __init__(
         self,
@@ -94,6 +97,7 @@ class MSSImplLinux(MSSImplementation):
     ) -> None:
         super().__init__(with_cursor=with_cursor)
         self._capture: Capture | None = None
+        self._tainted = False
         try:
             self._capture = _take_capture(_display_name(display), use_shm)
             self._key = (self._capture.display_name, use_shm)
@@ -107,6 +111,9 @@ class MSSImplLinux(MSSImplementation):
             except MantisError as exc:  # no XFixes: mss quietly grabs without the cursor
                 self.with_cursor = False
                 self.performance_status.append(f"cursor not composited: {exc}")
+            except BaseException:  # interrupted mid-exchange: this connection is done
+                self._capture.forget()
+                raise
 
     def _live(self) -> Capture:
         if self._capture is None or self._capture.closed:
@@ -115,11 +122,12 @@ class MSSImplLinux(MSSImplementation):
 
     def monitors(self) -> Monitors:
         capture = self._live()
-        try:
-            width, height = capture.size
-            randr = capture.randr_monitors()
-        except MantisError as exc:
-            raise ScreenShotError(f"Cannot identify monitors: {exc}") from None
+        with self._guarded():
+            try:
+                width, height = capture.size
+                randr = capture.randr_monitors()
+            except MantisError as exc:
+                raise ScreenShotError(f"Cannot identify monitors: {exc}") from None
         monitors: Monitors = [{"left": 0, "top": 0, "width": width, "height": height}]
         for found in randr or ():
             left, top, w, h = found.bounds
@@ -134,37 +142,55 @@ class MSSImplLinux(MSSImplementation):
     def grab(self, monitor: Monitor, /) -> bytearray:
         capture = self._live()
         try:
-            region = tuple(int(monitor[k]) for k in ("left", "top", "width", "height"))
+            region = tuple(monitor[k] for k in ("left", "top", "width", "height"))
         except KeyError as exc:
             raise ScreenShotError(f"monitor {monitor!r} lacks the key {exc}") from None
-        except (TypeError, ValueError):
-            raise ScreenShotError(f"monitor {monitor!r} has a non-integer coordinate") from None
+        if not all(isinstance(v, Integral) for v in region):
+            raise ScreenShotError(f"monitor {monitor!r} has a non-integer coordinate")
+        with self._guarded():
+            try:
+                view = capture.grab(tuple(int(v) for v in region))
+            except InvalidInputError as exc:  # outside the root
+                raise ScreenShotError(
+                    f"X11 Protocol Error: 8 (BadMatch) in GetImage: {exc}",
+                    details={**_BAD_MATCH, "region": region, "screen": capture.size},
+                ) from None
+            except MantisError as exc:  # the server went away, or stopped answering
+                raise ScreenShotError(f"grab of {region} failed: {exc}") from None
+            if view.flags.c_contiguous:
+                return bytearray(view)  # one pass: no zero-fill before the copy
+            data = bytearray(view.nbytes)
+            np.copyto(np.frombuffer(data, np.uint8).reshape(view.shape), view)
+            return data
+
+    @contextlib.contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """Anything but our own errors (a KeyboardInterrupt inside python-xlib's exchange) may
+        leave the connection mid-reply: such a capture is dropped at close, never pooled."""
         try:
-            view = capture.grab(region)
-        except InvalidInputError as exc:  # outside the root
-            raise ScreenShotError(
-                f"X11 Protocol Error: 8 (BadMatch) in GetImage: {exc}",
-                details={**_BAD_MATCH, "region": region, "screen": capture.size},
-            ) from None
-        except MantisError as exc:  # the server went away, or stopped answering
-            raise ScreenShotError(f"grab of {region} failed: {exc}") from None
-        if view.flags.c_contiguous:
-            return bytearray(view)  # one pass: no zero-fill before the copy
-        data = bytearray(view.nbytes)
-        np.copyto(np.frombuffer(data, np.uint8).reshape(view.shape), view)
-        return data
+            yield
+        except (ScreenShotError, MantisError):
+            raise
+        except BaseException:
+            self._tainted = True
+            raise
 
     def cursor(self) -> ScreenShot:
         capture = self._live()
-        try:
-            image = capture.cursor()
-        except MantisError as exc:
-            raise ScreenShotError(f"cannot read the cursor: {exc}") from None
+        with self._guarded():
+            try:
+                image = capture.cursor()
+            except MantisError as exc:
+                raise ScreenShotError(f"cannot read the cursor: {exc}") from None
         height, width = image.pixels.shape[:2]
         region = {"left": image.left, "top": image.top, "width": width, "height": height}
         return ScreenShot(bytearray(image.pixels.tobytes()), region)
 
     def close(self) -> None:
-        if self._capture is not None:
-            _captures.give_back(self._key, self._capture)  # for the next MSS() of this display
-            self._capture = None
+        capture, self._capture = self._capture, None
+        if capture is None:
+            return
+        if self._tainted:
+            capture.forget()  # its exchange was cut mid-way: never talk on it again
+        else:
+            _captures.give_back(self._key, capture)  # for the next MSS() of this display
