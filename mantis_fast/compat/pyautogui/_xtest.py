@@ -1,0 +1,214 @@
+"""The drop-in's X side: one XTest connection per display name, shared by every thread.
+
+``session()`` returns the connection for ``$DISPLAY`` as it is now (pyautogui reads it once, at
+import; here a changed ``$DISPLAY`` simply gets its own connection). It is opened on first use,
+reused, reopened after its server was lost, and closed at exit. A forked child opens its own.
+
+``Session`` is ``XTestInput`` plus what pyautogui needs that ``Input`` does not offer: the
+pointer's position, and one batch of raw events (motions, buttons, key presses with pyautogui's
+shift handling) sent with a single round trip.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import struct
+import threading
+from collections.abc import Sequence
+
+from Xlib import X
+from Xlib.protocol import request as xrequest
+
+from mantis_fast.compat.pyautogui._errors import PyAutoGUIDisplayError
+from mantis_fast.x11.connection import abandon, wait_reply
+from mantis_fast.x11.input.base import _server_call
+from mantis_fast.x11.input.xtest import XTestInput
+
+__all__ = ["BUTTON", "KEY", "MOVE", "Session", "display_name", "session"]
+
+# Operations of a batch: (MOVE, x, y), (BUTTON, button, press), (KEY, keysym, press, shift).
+MOVE, BUTTON, KEY = 0, 1, 2
+KEYPAD = (0xFF80, 0xFFBD)  # KP_Space .. KP_Equal
+
+NO_DISPLAY = (
+    "$DISPLAY is not set: pyautogui (and this drop-in) drive the X display it names; "
+    "start one (e.g. `with mantis_fast.Xvfb() as xvfb:`) and set DISPLAY=xvfb.display"
+)
+
+
+# XTest FakeInput (minor opcode 2, 9 words): opcode, minor, length, type, detail, 2 pad,
+# time, root, 8 pad, x, y, 8 pad; in the client's byte order, as python-xlib sends it.
+_FAKE_INPUT = struct.Struct("=BBHBBxxII8xhh8x")
+
+
+class _Packed:
+    """A request already encoded, for python-xlib's queue (which sets its serial)."""
+
+    __slots__ = ("_binary", "_serial")
+
+    def __init__(self, binary: bytes) -> None:
+        self._binary = binary
+
+
+def display_name() -> str:
+    """``$DISPLAY`` now; pyautogui raises ``KeyError: 'DISPLAY'`` without it, and so do we."""
+    name = os.environ.get("DISPLAY")
+    if not name:
+        raise PyAutoGUIDisplayError(NO_DISPLAY)
+    return name
+
+
+class Session(XTestInput):
+    """An XTest connection that also reports the pointer and sends raw event batches.
+
+    Every server call holds ``lock``: threads share the connection, one call at a time.
+    """
+
+    backend = ""  # a private subclass: not a backend that ``Input(backend=...)`` can name
+
+    def __init__(self, display: str) -> None:
+        self.lock = threading.RLock()
+        super().__init__(display)
+
+    def _open(self) -> None:
+        super()._open()
+        self._opcode = self._x.display.get_extension_major("XTEST")
+
+    # -- XTest FakeInput, packed here: python-xlib's generic request encoder costs ~20 us an
+    # event, most of a click; the bytes are the same.
+    def _fake(self, event_type: int, detail: int) -> None:
+        self._check_open()
+        packed = _FAKE_INPUT.pack(self._opcode, 2, 9, event_type, detail, X.CurrentTime, 0, 0, 0)
+        self._x.display.send_request(_Packed(packed), False)
+        self._queued()
+
+    def _motion(self, x: int, y: int) -> None:
+        self._check_open()
+        root = self._root.id
+        packed = _FAKE_INPUT.pack(self._opcode, 2, 9, X.MotionNotify, 0, X.CurrentTime, root, x, y)
+        self._x.display.send_request(_Packed(packed), False)
+        self._queued()
+
+    # -- what the drop-in calls -------------------------------------------------------------
+    def pointer(self) -> tuple[int, int]:
+        """Where the pointer is now (one round trip)."""
+        with self.lock:
+            return self._query_pointer()
+
+    def screen_size(self) -> tuple[int, int]:
+        """The root window's size now (resizes are picked up without a round trip)."""
+        with self.lock:
+            return self.size
+
+    def send(self, ops: Sequence[tuple]) -> None:
+        """Send a batch of events; when this returns the server has processed all of them.
+
+        Coordinates must already be on the screen. A key press ``(KEY, keysym, True, shift)``
+        presses a keycode of the keysym (``_resolve``), with shift pressed before it and
+        released right after it when ``shift`` says so, as pyautogui does; a release
+        ``(KEY, keysym, False, shift)`` releases the same keycode. Keysyms absent from the
+        keymap get a spare keycode (all of the batch's at once, before any event).
+        """
+        with self.lock:
+            self._send(ops)
+
+    # -- server calls -----------------------------------------------------------------------
+    @_server_call
+    def _query_pointer(self) -> tuple[int, int]:
+        request = xrequest.QueryPointer(display=self._x.display, defer=True, window=self._root)
+        reply = wait_reply(self._x, request, self.timeout)
+        self._handle_events()
+        return reply.root_x, reply.root_y
+
+    @_server_call
+    def _send(self, ops: Sequence[tuple]) -> None:
+        keysyms = [op[1] for op in ops if op[0] == KEY]
+        if keysyms:
+            self._premap(keysyms)
+        shift_code = None
+        for op in ops:
+            kind = op[0]
+            if kind == MOVE:
+                self._motion(op[1], op[2])
+            elif kind == BUTTON:
+                self._fake(X.ButtonPress if op[2] else X.ButtonRelease, op[1])
+            else:
+                _, keysym, press, shift = op
+                keycode, shifted = self._resolve(keysym, shift)
+                if not press:
+                    self._fake(X.KeyRelease, keycode)
+                    continue
+                if shifted:
+                    shift_code = shift_code or self._shift_keycode()
+                    self._fake(X.KeyPress, shift_code)
+                self._fake(X.KeyPress, keycode)
+                if shifted:
+                    self._fake(X.KeyRelease, shift_code)
+        self._sync()
+
+    def _resolve(self, keysym: int, shift: bool) -> tuple[int, bool]:
+        """(keycode, press shift with it) for a keysym that pyautogui types with ``shift``.
+
+        pyautogui's choice where it types the keysym: the keymap's first keycode for it (lowest
+        level, then lowest code), shift as asked; keypad keys are pressed as they are (their
+        level follows NumLock). Where that choice types another symbol (``<`` on the 105-key
+        LSGT key, whose shifted level is ``>``), a keycode with the keysym at the asked level,
+        else at the other level; absent from the keymap, a scratch keycode.
+        """
+        levels = [(code, index) for code, index in self._x.keysym_to_keycodes(keysym) if index < 2]
+        if not levels:
+            return self._keycode_for(keysym)  # a scratch keycode (mapped by _premap)
+        first = levels[0][0]
+        unshifted = self._x.keycode_to_keysym(first, 0)
+        typed = (self._x.keycode_to_keysym(first, 1) or unshifted) if shift else unshifted
+        if typed == keysym or KEYPAD[0] <= keysym <= KEYPAD[1]:
+            return first, shift
+        for code, index in levels:
+            if index == int(shift):
+                return code, shift
+        return first, bool(levels[0][1])
+
+    def close(self) -> None:
+        with self.lock:
+            super().close()
+
+
+_sessions: dict[str, Session] = {}
+_sessions_lock = threading.Lock()
+
+
+def session() -> Session:
+    """The open connection to ``$DISPLAY`` (opened on first use, reopened after a loss)."""
+    name = display_name()
+    current = _sessions.get(name)
+    if current is not None and not current.closed:
+        return current
+    with _sessions_lock:
+        current = _sessions.get(name)
+        if current is None or current.closed:
+            current = _sessions[name] = Session(name)
+        return current
+
+
+@atexit.register
+def _close_all() -> None:
+    with _sessions_lock:
+        for each in _sessions.values():
+            each.close()
+        _sessions.clear()
+
+
+def _forget_in_child() -> None:
+    """A forked child must not talk on its parent's connections: drop them unsaid."""
+    global _sessions_lock
+    _sessions_lock = threading.Lock()
+    for each in _sessions.values():
+        each.lock = threading.RLock()
+        if not each.closed and each._x is not None:
+            each._closed = True
+            abandon(each._x)
+    _sessions.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
