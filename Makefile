@@ -26,10 +26,16 @@ system-deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null; \
 	fi
 
-$(STAMP): pyproject.toml setup.py
+# pyautogui is a peer in the input benchmarks and the original of the pyautogui drop-in (its
+# parity tests run both). Its dependency python3-Xlib is an old fork that overwrites
+# python-xlib's files, so it is installed without dependencies (it runs fine on python-xlib).
+PYAUTOGUI := pyautogui==0.9.54 pymsgbox pytweening pyscreeze pygetwindow mouseinfo pyperclip
+
+$(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint]'
+	$(PY) -m pip install -q --no-deps $(PYAUTOGUI)
 	touch $(STAMP)
 
 # Rebuilds the compiled kernels whenever a .pyx/.pxi changed (setup.py skips unchanged ones).
@@ -51,15 +57,9 @@ soak: system-deps build
 demo: system-deps build
 	$(PY) -m mantis_fast.cli demo
 
-# pyautogui is a peer in the input benchmarks only. Its dependency python3-Xlib is an old fork
-# that overwrites python-xlib's files, so it is installed without dependencies (it runs fine on
-# python-xlib).
-PYAUTOGUI := pyautogui pymsgbox pytweening pyscreeze pygetwindow mouseinfo pyperclip
-
 # The suites in benchmarks/ are the cases; benchmarks/report.py turns their JSON into
 # bench-results/bench.json, bench.md (the README's ratio table) and bench.png.
 bench: system-deps build
-	$(PY) -c "import pyautogui" 2>/dev/null || $(PY) -m pip install -q --no-deps $(PYAUTOGUI)
 	mkdir -p bench-results
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds \
 		--benchmark-sort=name --benchmark-group-by=group \
