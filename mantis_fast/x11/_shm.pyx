@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""SysV shared-memory segments exposed as writable buffers (the MIT-SHM capture target).
+"""SysV shared-memory segments exposed as buffers: our own, writable (the MIT-SHM capture
+target), and another process's, attached read-only (Xvfb's ``-shmem`` framebuffer).
 
 The segment's life is tied to Python references, not to ``close()``: numpy views created
 through the buffer protocol keep it mapped, so a zero-copy frame a caller still holds can never
@@ -7,21 +8,30 @@ point at unmapped memory. ``close()`` detaches at once when nothing borrows the 
 soon as the last borrower lets go.
 """
 
+from cpython.buffer cimport PyBUF_WRITABLE
 from libc.errno cimport errno
 from libc.string cimport strerror
 
 cdef extern from "<sys/types.h>":
     ctypedef int key_t
+    ctypedef int pid_t
 
 cdef extern from "<sys/ipc.h>":
     key_t IPC_PRIVATE
     int IPC_CREAT
     int IPC_EXCL
     int IPC_RMID
+    int IPC_STAT
+    int IPC_SET
+    struct ipc_perm:
+        unsigned int mode
 
 cdef extern from "<sys/shm.h>":
+    int SHM_RDONLY
     struct shmid_ds:
-        pass
+        ipc_perm shm_perm
+        size_t shm_segsz
+        pid_t shm_cpid
     int shmget(key_t key, size_t size, int shmflg) nogil
     void *shmat(int shmid, const void *shmaddr, int shmflg) nogil
     int shmdt(const void *shmaddr) nogil
@@ -127,3 +137,119 @@ cdef class SharedSegment:
     def __repr__(self):
         state = "attached" if self._addr != NULL else "detached"
         return f"<SharedSegment shmid={self.shmid} size={self.size} {state}>"
+
+
+cdef shmid_ds _stat(int shmid) except *:
+    cdef shmid_ds info
+    if shmctl(shmid, IPC_STAT, &info) != 0:
+        raise OSError(errno, f"shmctl(shmid={shmid}, IPC_STAT) failed: {_os_error()}")
+    return info
+
+
+def segment_info(int shmid):
+    """``(size, creator_pid, mode)`` of segment ``shmid`` (``shmctl(IPC_STAT)``; OSError if it
+    does not exist or we may not read it). ``mode`` is the permission bits, e.g. 0o600."""
+    cdef shmid_ds info = _stat(shmid)
+    return info.shm_segsz, info.shm_cpid, info.shm_perm.mode & 0o777
+
+
+def set_segment_mode(int shmid, int mode):
+    """Set the permission bits of segment ``shmid`` (``shmctl(IPC_SET)``), e.g. 0o600.
+
+    Only the segment's owner or creator may: anyone else gets ``PermissionError``.
+    """
+    if mode < 0 or mode > 0o777:
+        raise ValueError(f"mode must be within 0..0o777, got {mode:#o}")
+    cdef shmid_ds info = _stat(shmid)
+    info.shm_perm.mode = (info.shm_perm.mode & ~0o777) | mode
+    if shmctl(shmid, IPC_SET, &info) != 0:
+        raise OSError(errno, f"shmctl(shmid={shmid}, IPC_SET mode {mode:#o}) failed: {_os_error()}")
+
+
+cdef class ReadOnlySegment:
+    """An existing SysV segment (another process's) attached read-only (``SHM_RDONLY``).
+
+    Its 1-D uint8 buffer is read-only. ``size``, ``creator_pid`` and ``mode`` are what
+    ``shmctl(IPC_STAT)`` said at attach time. Lifetime as ``SharedSegment``: views keep it
+    mapped; ``close()`` detaches once the last one goes. The segment itself is never removed:
+    it is not ours.
+    """
+
+    cdef readonly int shmid
+    cdef readonly Py_ssize_t size
+    cdef readonly int creator_pid
+    cdef readonly int mode
+    cdef unsigned char *_addr
+    cdef Py_ssize_t _shape[1]
+    cdef Py_ssize_t _strides[1]
+    cdef int _exports
+    cdef bint _closing
+
+    def __cinit__(self, int shmid):
+        self.shmid = shmid
+        self._addr = NULL
+        if shmid < 0:
+            raise ValueError(f"shmid must be >= 0, got {shmid}")
+        cdef shmid_ds info = _stat(shmid)
+        cdef void *addr = shmat(shmid, NULL, SHM_RDONLY)
+        if addr == <void *>-1:
+            raise OSError(errno, f"shmat(shmid={shmid}, SHM_RDONLY) failed: {_os_error()}")
+        self._addr = <unsigned char *>addr
+        self.size = <Py_ssize_t>info.shm_segsz
+        self.creator_pid = info.shm_cpid
+        self.mode = info.shm_perm.mode & 0o777
+        self._shape[0] = self.size
+        self._strides[0] = 1
+
+    @property
+    def attached(self) -> bool:
+        return self._addr != NULL
+
+    @property
+    def borrowed(self) -> int:
+        """How many buffer views (numpy arrays, memoryviews) currently borrow the memory."""
+        return self._exports
+
+    def close(self):
+        """Detach: now if nothing borrows the memory, otherwise when the last view goes."""
+        self._closing = True
+        if self._exports == 0:
+            self._detach()
+
+    cdef void _detach(self) noexcept:
+        if self._addr != NULL:
+            shmdt(self._addr)
+            self._addr = NULL
+
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        if self._addr == NULL or self._closing:
+            raise ValueError("shared segment is closed")
+        if flags & PyBUF_WRITABLE:
+            raise BufferError("segment is attached read-only")
+        buffer.buf = self._addr
+        buffer.obj = self
+        buffer.len = self.size
+        buffer.readonly = 1
+        buffer.itemsize = 1
+        buffer.format = "B"
+        buffer.ndim = 1
+        buffer.shape = self._shape
+        buffer.strides = self._strides
+        buffer.suboffsets = NULL
+        buffer.internal = NULL
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        self._exports -= 1
+        if self._closing and self._exports == 0:
+            self._detach()
+
+    def __dealloc__(self):
+        self._detach()
+
+    def __repr__(self):
+        state = "attached" if self._addr != NULL else "detached"
+        return (
+            f"<ReadOnlySegment shmid={self.shmid} size={self.size} "
+            f"creator_pid={self.creator_pid} mode={self.mode:#o} {state}>"
+        )

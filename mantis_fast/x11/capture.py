@@ -1,5 +1,9 @@
 """Screen capture over MIT-SHM: the X server writes the frame straight into our memory.
 
+On an Xvfb started with ``-shmem`` (``mantis_fast.Xvfb`` does), capture reads the server's
+framebuffer segment itself: a grab is a server grab, one round trip and a memcpy of the region
+(``backend == "xvfb-framebuffer"``); ``framebuffer_view()`` is the live framebuffer, zero-copy.
+
 One python-xlib connection and one SysV segment sized to the root window live as long as the
 ``Capture``. A grab is one ``ShmGetImage`` round trip; the result is a numpy view of the
 segment (zero-copy), valid until the next grab. Without MIT-SHM (remote display, another IPC
@@ -36,12 +40,18 @@ from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
 from mantis_fast.x11.cursor import CursorImage, XFixesUnavailable, read_cursor, xfixes_version
 from mantis_fast.x11.damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
+from mantis_fast.x11.framebuffer import (
+    FramebufferTransport,
+    FramebufferUnavailable,
+    find_framebuffer,
+)
 from mantis_fast.x11.monitors import RandRMonitor, query_monitors, query_randr_monitors
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
 __all__ = ["Capture", "CaptureError", "CursorImage", "Settled", "UnsupportedVisualError"]
 
 Region = tuple[int, int, int, int]
+Transport = FramebufferTransport | ShmTransport | GetImageTransport
 # Refreshing more than this fraction of the rows costs about what one full grab does.
 _FULL_REFRESH_FRACTION = 0.6
 
@@ -53,6 +63,9 @@ class Capture(XClient):
     ``mantis_fast.Xvfb()`` and pass its ``display``).
     ``timeout`` bounds every wait for the server: a vanished server raises
     ``ConnectionLostError``, a hung one ``ServerHungError``, instead of blocking forever.
+    ``framebuffer=True`` (default) reads an Xvfb ``-shmem`` framebuffer directly when it finds
+    one whose header matches the root window (``backend == "xvfb-framebuffer"``); otherwise, or
+    with ``framebuffer=False``, MIT-SHM as before. ``backend_reason`` says which path and why.
     """
 
     error = CaptureError
@@ -64,10 +77,12 @@ class Capture(XClient):
         use_shm: bool = True,
         track_damage: bool = False,
         timeout: float = 5.0,
+        framebuffer: bool = True,
     ) -> None:
         self.last_damage: list[Region] = []
         self._lock = threading.Lock()
-        self._transport: ShmTransport | GetImageTransport | None = None
+        self._want_framebuffer = bool(framebuffer)
+        self._transport: Transport | None = None
         self._damage: DamageTracker | None = None
         self._xfixes: tuple[int, int] | str | None = None  # the version, or why there is none
         self._connect(display, timeout)
@@ -88,7 +103,23 @@ class Capture(XClient):
         if track_damage:
             self._start_damage_tracking()
 
-    def _open_transport(self, use_shm: bool) -> tuple[ShmTransport | GetImageTransport, str]:
+    def _open_transport(self, use_shm: bool) -> tuple[Transport, str]:
+        if not use_shm or not getattr(self, "_want_framebuffer", True):
+            return self._open_shm_transport(use_shm)
+        try:
+            depth = self._x.screen().root_depth
+            segment, header, found = find_framebuffer(
+                self.display_name, self._width, self._height, depth
+            )
+        except FramebufferUnavailable as exc:
+            transport, reason = self._open_shm_transport(use_shm)
+            return transport, f"{reason} (Xvfb framebuffer not used: {exc})"
+        transport = FramebufferTransport(
+            self._x, self._root, segment, header, self.display_name, self.timeout
+        )
+        return transport, f"Xvfb -shmem framebuffer of {found}; its XWD header matches the root"
+
+    def _open_shm_transport(self, use_shm: bool) -> tuple[ShmTransport | GetImageTransport, str]:
         size = (self._width, self._height)
         if not use_shm:
             return GetImageTransport(
@@ -243,6 +274,13 @@ class Capture(XClient):
 
     def _refresh_damaged(self) -> None:
         self.last_damage = []
+        transport = self._transport
+        if isinstance(transport, FramebufferTransport):
+            if self._damage.dirty:
+                transport.held(lambda: self._copy_damaged(transport))
+            if self._transport is transport:
+                return
+            # The framebuffer no longer matched after a resize: MIT-SHM from here on.
         for _ in range(3):  # a resize seen mid-refresh restarts it (bounded)
             if not self._damage.dirty:
                 return
@@ -260,6 +298,43 @@ class Capture(XClient):
                 continue
             if not self._handle_events():
                 return
+
+    def _copy_damaged(self, transport: FramebufferTransport) -> None:
+        """Under the server grab: take in the damage the round trip brought, then copy every
+        damaged row band, so the frame is one consistent snapshot."""
+        self._handle_events()
+        if self._transport is not transport:
+            return
+        rects = self._damage.take()
+        self.last_damage.extend(rects)
+        bands = merge_row_bands(rects, self._height)
+        if sum(rows for _, rows in bands) > _FULL_REFRESH_FRACTION * self._height:
+            bands = [(0, self._height)]
+        for top, rows in bands:
+            transport.copy_rows(top, rows)
+
+    def framebuffer_view(self) -> np.ndarray:
+        """The Xvfb framebuffer itself as a read-only uint8 (H, W, 4) BGRA view: zero-copy, no
+        round trip, and LIVE: the server changes it under the reader, mid-read included (a
+        torn frame is possible; ``grab()`` is the consistent snapshot). The view stays
+        readable after ``close()`` and after a resize, but then no longer describes the screen.
+
+        ``CaptureError`` naming the reason when the backend is not ``"xvfb-framebuffer"``.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                if select.select([self._x.display.socket], [], [], 0)[0]:
+                    read_available(self._x)
+                self._handle_events()
+            except GONE as exc:
+                raise self._lost(exc) from None
+            if not isinstance(self._transport, FramebufferTransport):
+                raise CaptureError(
+                    f"no framebuffer view on {self.display_name}: the backend is "
+                    f"{self.backend} ({self.backend_reason})"
+                )
+            return self._transport.live
 
     def _check_region(self, region: Sequence[int] | None) -> Region:
         if region is None:
@@ -366,6 +441,14 @@ class Capture(XClient):
         try:
             with self._bounded():  # re-attaching waits on the server (rare: no cost per grab)
                 self._transport.resize(width, height)
+        except FramebufferUnavailable as exc:
+            self._transport.close()
+            with self._bounded():
+                self._transport, reason = self._open_shm_transport(True)
+            self.backend = self._transport.name
+            self.backend_reason = f"{reason} (Xvfb framebuffer dropped after a resize: {exc})"
+            if self._damage is not None:
+                self.backend_reason += "; DAMAGE tracking"
         except ShmAttachRefused as exc:  # could attach before: something is badly wrong
             raise CaptureError(
                 f"re-attaching the capture segment after a resize failed: {exc}"

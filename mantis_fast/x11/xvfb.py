@@ -2,6 +2,11 @@
 
 ``Xvfb -displayfd`` lets the server pick a free display number and report it once it is ready
 to accept connections, so there is no racy probe of ``/tmp/.X11-unix`` and no fixed sleep.
+
+With ``shmem=True`` (default) the server keeps each screen's framebuffer in a SysV
+shared-memory segment (``Xvfb -shmem``), which ``Capture`` reads directly. Xvfb creates that
+segment world-readable and world-writable (mode 0777): any local user could read or paint the
+screen. ``start()`` sets it to 0600 as soon as the server reports it.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ import time
 from types import TracebackType
 
 from mantis_fast.errors import InvalidInputError, XvfbError
+from mantis_fast.x11._shm import set_segment_mode
 
-__all__ = ["Xvfb", "XvfbError", "embedded_display"]
+__all__ = ["Xvfb", "XvfbError", "embedded_display", "started_framebuffer"]
 
 MAX_SIDE = 32767  # X11 coordinates are signed 16-bit
 
@@ -37,6 +43,7 @@ class Xvfb:
         *,
         extra_args: tuple[str, ...] = (),
         start_timeout: float = 10.0,
+        shmem: bool = True,
     ) -> None:
         width, height = _check_size(size)
         if depth not in (16, 24, 32):
@@ -45,8 +52,12 @@ class Xvfb:
         self.depth = depth
         self.extra_args = tuple(extra_args)
         self.start_timeout = start_timeout
+        self.shmem = bool(shmem)
         self.display: str | None = None
+        #: The SysV shmid of screen 0's framebuffer (``shmem=True``), once started.
+        self.framebuffer_shmid: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: _StderrReader | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> Xvfb:
@@ -66,6 +77,7 @@ class Xvfb:
             "-nolisten", "tcp",
             "-noreset",
             "+extension", "RANDR",
+            *(("-shmem",) if self.shmem else ()),
             *self.extra_args,
         ]  # fmt: skip
         try:
@@ -79,15 +91,38 @@ class Xvfb:
             )
         finally:
             os.close(write_fd)
+        assert self._process.stderr is not None
+        self._stderr = _StderrReader(self._process.stderr)
         try:
             number = self._read_display_number(read_fd)
+            if self.shmem:
+                self.framebuffer_shmid = self._protect_framebuffer()
         except BaseException:
             self.stop()
             raise
         finally:
             os.close(read_fd)
         self.display = f":{number}"
+        if self.framebuffer_shmid is not None:
+            with _started_lock:
+                _started[number] = (self._process.pid, self.framebuffer_shmid)
         return self
+
+    def _protect_framebuffer(self) -> int:
+        """Screen 0's shmid from the server's stderr, its segment set to mode 0600."""
+        assert self._stderr is not None
+        # Xvfb prints the line while it sets the screens up, before it reports the display.
+        shmid = self._stderr.wait_for_shmid(self.start_timeout)
+        if shmid is None:
+            raise XvfbError(
+                "Xvfb -shmem did not report its framebuffer segment "
+                f"('screen 0 shmid N' on stderr): {self._stderr.tail().strip()[-300:]}"
+            )
+        try:
+            set_segment_mode(shmid, 0o600)
+        except OSError as exc:  # never leave a world-writable screen behind
+            raise XvfbError(f"cannot make Xvfb's framebuffer segment private: {exc}") from None
+        return shmid
 
     def _read_display_number(self, read_fd: int) -> int:
         assert self._process is not None
@@ -103,26 +138,22 @@ class Xvfb:
             chunk = os.read(read_fd, 64)
             if not chunk:  # pipe closed: the server died before it was ready
                 self._process.wait(timeout=5)
-                stderr = (
-                    self._process.stderr.read().decode(errors="replace")
-                    if self._process.stderr
-                    else ""
-                )
+                stderr = self._stderr.tail(join=True) if self._stderr is not None else ""
                 raise XvfbError(
                     f"Xvfb exited with status {self._process.returncode} before it was ready: "
                     f"{stderr.strip()[-500:]}"
                 )
             data += chunk
-        # stderr is not read while it runs; detach it so a chatty server can never block on it.
-        if self._process.stderr is not None:
-            self._process.stderr.close()
-            self._process.stderr = None
         return int(data.strip())
 
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None:
             return
+        with _started_lock:
+            for number, (pid, _) in list(_started.items()):
+                if pid == process.pid:
+                    del _started[number]
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             try:
@@ -130,9 +161,13 @@ class Xvfb:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
+        if self._stderr is not None:
+            self._stderr.join()  # the pipe closed with the server
+            self._stderr = None
         if process.stderr is not None:
             process.stderr.close()
         self.display = None
+        self.framebuffer_shmid = None
 
     @property
     def pid(self) -> int | None:
@@ -166,6 +201,71 @@ class Xvfb:
     def __repr__(self) -> str:
         state = f"on {self.display}" if self.running else "stopped"
         return f"Xvfb(size={self.size}, depth={self.depth}) {state}"
+
+
+class _StderrReader:
+    """Reads the server's stderr for as long as it runs, so the pipe never fills and blocks it.
+
+    Keeps the ``screen N shmid M`` lines of ``-shmem`` and the last few KiB (for errors).
+    """
+
+    _TAIL_BYTES = 4096
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._tail = b""
+        self._shmid: int | None = None
+        self._changed = threading.Condition()
+        self._done = False
+        self._thread = threading.Thread(target=self._run, name="xvfb-stderr", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for line in self._stream:
+                with self._changed:
+                    self._tail = (self._tail + line)[-self._TAIL_BYTES :]
+                    fields = line.split()
+                    if (
+                        self._shmid is None
+                        and len(fields) == 4
+                        and fields[:3] == [b"screen", b"0", b"shmid"]
+                        and fields[3].isdigit()
+                    ):
+                        self._shmid = int(fields[3])
+                    self._changed.notify_all()
+        except (OSError, ValueError):  # the pipe closed under us
+            pass
+        finally:
+            with self._changed:
+                self._done = True
+                self._changed.notify_all()
+
+    def wait_for_shmid(self, timeout: float) -> int | None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._shmid is not None or self._done, timeout)
+            return self._shmid
+
+    def tail(self, join: bool = False) -> str:
+        if join:
+            self.join()
+        with self._changed:
+            return self._tail.decode(errors="replace")
+
+    def join(self) -> None:
+        self._thread.join(timeout=5)
+
+
+# Framebuffers of the servers this process started: display number -> (server pid, shmid).
+_started: dict[int, tuple[int, int]] = {}
+_started_lock = threading.Lock()
+
+
+def started_framebuffer(number: int) -> tuple[int, int] | None:
+    """``(server pid, shmid)`` of screen 0's framebuffer if this process started display
+    ``:number`` with ``Xvfb(shmem=True)`` and it still runs; else None."""
+    with _started_lock:
+        return _started.get(number)
 
 
 def _check_size(size: object) -> tuple[int, int]:

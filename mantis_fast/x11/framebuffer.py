@@ -1,0 +1,366 @@
+"""Reading Xvfb's framebuffer where it lives: the ``-shmem`` SysV segment, in XWD format.
+
+``Xvfb -shmem`` keeps each screen's framebuffer in a SysV shared-memory segment laid out as an
+XWD file: a big-endian header (the screen's geometry and pixel format), the window name, a
+colormap of ``ncolors`` 12-byte entries, then the pixels, row after row. Attaching that segment
+read-only gives the screen without any pixel passing through the X protocol.
+
+Finding the segment never guesses:
+
+* a server this process started (``mantis_fast.Xvfb``, ``shmem=True`` by default) reported its
+  shmid on stderr;
+* for any other local Xvfb, the display's lock file ``/tmp/.X<n>-lock`` names the server's pid,
+  and ``/proc/sysvipc/shm`` lists the segments that pid created (the kernel records the creator,
+  nobody can forge it).
+
+Either way the segment's XWD header must then describe exactly the root window (size, depth,
+bits per pixel, bytes per line, byte order, RGB masks, the display's name); otherwise capture
+uses MIT-SHM and ``backend_reason`` says why.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+from Xlib.error import ConnectionClosedError
+from Xlib.protocol import request as xrequest
+from Xlib.protocol import rq
+
+from mantis_fast.x11._shm import ReadOnlySegment
+from mantis_fast.x11.connection import wait_reply
+from mantis_fast.x11.mitshm import send_encoded
+from mantis_fast.x11.xvfb import started_framebuffer
+
+__all__ = [
+    "FramebufferTransport",
+    "FramebufferUnavailable",
+    "XwdHeader",
+    "find_framebuffer",
+    "parse_xwd_header",
+]
+
+_HEADER = struct.Struct(">25I")  # the 25 big-endian CARD32s of XwdHeader, then the name
+_XWD_FILE_VERSION = 7
+_ZPIXMAP = 2
+_LSB_FIRST = 0
+_COLOR_ENTRY_BYTES = 12  # XWDColor: pixel CARD32, red/green/blue CARD16, flags, pad
+_SYSVIPC_SHM = "/proc/sysvipc/shm"
+
+
+# Pre-encoded: python-xlib's encoding of even a 4-byte request costs a few microseconds.
+_GRAB_SERVER = xrequest.GrabServer._request.to_binary()
+_UNGRAB_SERVER = xrequest.UngrabServer._request.to_binary()
+_GET_INPUT_FOCUS = xrequest.GetInputFocus._request.to_binary()
+
+
+def _send_void(protocol, request_class: type[rq.Request], binary: bytes) -> None:
+    """Queue pre-encoded bytes of a request without a reply (errors go to the default
+    handler, as python-xlib's own ``grab_server`` does)."""
+    request = request_class.__new__(request_class)
+    request._errorhandler = None
+    request._binary = binary
+    request._serial = None
+    protocol.send_request(request, False)
+
+
+class FramebufferUnavailable(Exception):
+    """Why the framebuffer cannot be read directly (capture falls back to MIT-SHM)."""
+
+
+class XwdHeader(NamedTuple):
+    header_size: int
+    file_version: int
+    pixmap_format: int
+    pixmap_depth: int
+    pixmap_width: int
+    pixmap_height: int
+    xoffset: int
+    byte_order: int
+    bitmap_unit: int
+    bitmap_bit_order: int
+    bitmap_pad: int
+    bits_per_pixel: int
+    bytes_per_line: int
+    visual_class: int
+    red_mask: int
+    green_mask: int
+    blue_mask: int
+    bits_per_rgb: int
+    colormap_entries: int
+    ncolors: int
+    window_width: int
+    window_height: int
+    window_x: int
+    window_y: int
+    window_bdrwidth: int
+    name: str
+
+    @property
+    def pixels_offset(self) -> int:
+        return self.header_size + self.ncolors * _COLOR_ENTRY_BYTES
+
+
+def parse_xwd_header(memory) -> XwdHeader:
+    """The XWD header at the start of ``memory`` (a buffer); FramebufferUnavailable if it is
+    not one."""
+    view = memoryview(memory)
+    if len(view) < _HEADER.size:
+        raise FramebufferUnavailable(f"segment of {len(view)} bytes is too small for an XWD header")
+    fields = _HEADER.unpack_from(view)
+    header_size = fields[0]
+    if fields[1] != _XWD_FILE_VERSION:
+        raise FramebufferUnavailable(f"not an XWD header (file version {fields[1]}, need 7)")
+    if not _HEADER.size <= header_size <= min(len(view), 4096):
+        raise FramebufferUnavailable(f"XWD header size {header_size} is out of range")
+    name = bytes(view[_HEADER.size : header_size]).split(b"\0", 1)[0]
+    return XwdHeader(*fields, name=name.decode("latin-1"))
+
+
+def check_header(
+    header: XwdHeader, segment_size: int, width: int, height: int, depth: int, screen_name: str
+) -> None:
+    """Refuse, naming every mismatch, a header that does not describe this root window in the
+    only pixel format capture reads (32 bpp LSBFirst 0xRRGGBB ZPixmap)."""
+    expected = {
+        "pixmap_format": _ZPIXMAP,
+        "pixmap_width": width,
+        "pixmap_height": height,
+        "pixmap_depth": depth,
+        "xoffset": 0,
+        "byte_order": _LSB_FIRST,
+        "bits_per_pixel": 32,
+        "bytes_per_line": width * 4,
+        "red_mask": 0xFF0000,
+        "green_mask": 0x00FF00,
+        "blue_mask": 0x0000FF,
+    }
+    problems = [
+        f"{field} {getattr(header, field)} (root: {want})"
+        for field, want in expected.items()
+        if getattr(header, field) != want
+    ]
+    if not header.name.endswith(screen_name):
+        problems.append(f"window name {header.name!r} (root: '...{screen_name}')")
+    needed = header.pixels_offset + header.bytes_per_line * header.pixmap_height
+    if needed > segment_size:
+        problems.append(f"needs {needed} bytes, segment has {segment_size}")
+    if problems:
+        raise FramebufferUnavailable(
+            "framebuffer header does not match the root window: " + ", ".join(problems)
+        )
+
+
+def local_display_number(display_name: str) -> tuple[int, int] | None:
+    """``(display number, screen)`` of a local display name (":1", ":1.0", "unix:1"), else None."""
+    match = re.fullmatch(r"(?:unix)?:(\d+)(?:\.(\d+))?", display_name)
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+def _lock_file_pid(number: int) -> int:
+    path = f"/tmp/.X{number}-lock"
+    try:
+        with open(path, "rb") as lock:
+            text = lock.read(64)
+    except OSError as exc:
+        raise FramebufferUnavailable(f"no lock file for display :{number} ({exc})") from None
+    try:
+        pid = int(text.strip())
+    except ValueError:
+        raise FramebufferUnavailable(f"{path} does not hold a pid: {text[:20]!r}") from None
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as comm:
+            command = comm.read().strip()
+    except OSError:
+        raise FramebufferUnavailable(
+            f"the server named by {path} (pid {pid}) is not running, or not in this pid namespace"
+        ) from None
+    if command != b"Xvfb":
+        raise FramebufferUnavailable(
+            f"display :{number} is served by {command.decode(errors='replace')!r}, not Xvfb"
+        )
+    return pid
+
+
+def _segments_created_by(pid: int) -> list[int]:
+    try:
+        with open(_SYSVIPC_SHM) as table:
+            lines = table.read().splitlines()
+    except OSError as exc:
+        raise FramebufferUnavailable(f"cannot list SysV segments ({exc})") from None
+    columns = lines[0].split() if lines else []
+    try:
+        shmid_at, cpid_at = columns.index("shmid"), columns.index("cpid")
+    except ValueError:
+        raise FramebufferUnavailable(f"unexpected {_SYSVIPC_SHM} columns: {columns}") from None
+    shmids = []
+    for line in lines[1:]:
+        fields = line.split()
+        if len(fields) > max(shmid_at, cpid_at) and fields[cpid_at] == str(pid):
+            shmids.append(int(fields[shmid_at]))
+    return shmids
+
+
+def _open_checked(
+    shmid: int, pid: int, width: int, height: int, depth: int, screen_name: str
+) -> tuple[ReadOnlySegment, XwdHeader]:
+    try:
+        segment = ReadOnlySegment(shmid)
+    except OSError as exc:
+        raise FramebufferUnavailable(f"cannot attach segment {shmid}: {exc}") from None
+    try:
+        if segment.creator_pid != pid:
+            raise FramebufferUnavailable(
+                f"segment {shmid} was created by pid {segment.creator_pid}, not the server {pid}"
+            )
+        header = parse_xwd_header(segment)
+        check_header(header, segment.size, width, height, depth, screen_name)
+    except BaseException:
+        segment.close()
+        raise
+    return segment, header
+
+
+def find_framebuffer(
+    display_name: str, width: int, height: int, depth: int
+) -> tuple[ReadOnlySegment, XwdHeader, str]:
+    """Attach the framebuffer segment of ``display_name``'s screen: ``(segment, header, how it
+    was found)``; FramebufferUnavailable says why not."""
+    local = local_display_number(display_name)
+    if local is None:
+        raise FramebufferUnavailable(f"{display_name!r} is not a local display")
+    number, screen = local
+    screen_name = f":{number}.{screen}"
+    started = started_framebuffer(number)
+    if started is not None and screen == 0:
+        pid, shmid = started
+        segment, header = _open_checked(shmid, pid, width, height, depth, screen_name)
+        return segment, header, f"the Xvfb we started (pid {pid}): shmid {shmid}"
+    pid = _lock_file_pid(number)
+    candidates = _segments_created_by(pid)
+    if not candidates:
+        raise FramebufferUnavailable(
+            f"Xvfb pid {pid} (from /tmp/.X{number}-lock) created no shared memory: "
+            "not started with -shmem"
+        )
+    refusals = []
+    for shmid in candidates:
+        try:
+            segment, header = _open_checked(shmid, pid, width, height, depth, screen_name)
+        except FramebufferUnavailable as exc:
+            refusals.append(f"shmid {shmid}: {exc}")
+            continue
+        return segment, header, f"Xvfb pid {pid} (from /tmp/.X{number}-lock): shmid {shmid}"
+    raise FramebufferUnavailable(
+        f"no segment of Xvfb pid {pid} is this screen's framebuffer ({'; '.join(refusals)})"
+    )
+
+
+class FramebufferTransport:
+    """Copies from Xvfb's framebuffer segment into an owned frame, under a server grab.
+
+    ``hold()`` grabs the server and makes one round trip, so every request sent before it has
+    been drawn and no other client draws until ``release()``: what is copied in between is one
+    consistent frame.
+    """
+
+    name = "xvfb-framebuffer"
+
+    def __init__(
+        self,
+        xdisplay,
+        root,
+        segment: ReadOnlySegment,
+        header: XwdHeader,
+        display_name: str,
+        timeout: float,
+    ) -> None:
+        self._x, self._root, self._timeout = xdisplay, root, timeout
+        self._display_name = display_name
+        self._segment: ReadOnlySegment | None = None
+        self._adopt(segment, header)
+
+    def _adopt(self, segment: ReadOnlySegment, header: XwdHeader) -> None:
+        width, height = header.pixmap_width, header.pixmap_height
+        offset, stride = header.pixels_offset, header.bytes_per_line
+        assert stride == width * 4  # check_header saw to it: rows are contiguous
+        memory = np.frombuffer(segment, np.uint8, count=stride * height, offset=offset)
+        self._segment, self.header = segment, header
+        self.live = memory.reshape(height, width, 4)  # read-only: the buffer is
+        self._width, self._height = width, height
+        self._memory = np.empty(width * height * 4, np.uint8)
+        self.frame = self._memory.reshape(height, width, 4)
+
+    # -- the server grab ----------------------------------------------------------------------
+    def hold(self) -> None:
+        """Grab the server and wait until it has drawn everything sent before (both requests
+        go out in one write)."""
+        protocol = self._x.display
+        _send_void(protocol, xrequest.GrabServer, _GRAB_SERVER)
+        wait_reply(
+            self._x, send_encoded(protocol, xrequest.GetInputFocus, _GET_INPUT_FOCUS), self._timeout
+        )
+
+    def release(self, failing: bool = False) -> None:
+        """Ungrab the server (sent at once). ``failing``: an error is already on its way out,
+        and a gone or hung server must not replace it with another."""
+        try:
+            _send_void(self._x.display, xrequest.UngrabServer, _UNGRAB_SERVER)
+            self._x.flush()
+        except (OSError, ConnectionClosedError):
+            if not failing:
+                raise
+
+    def held(self, work: Callable[[], None]) -> None:
+        """``hold()``, ``work()``, then ``release()`` whatever happened."""
+        try:
+            self.hold()
+            work()
+        except BaseException:
+            self.release(failing=True)
+            raise
+        self.release()
+
+    def copy_rows(self, top: int, rows: int) -> None:
+        """Copy full-width rows into the frame (call between ``hold`` and ``release``)."""
+        np.copyto(self.frame[top : top + rows], self.live[top : top + rows])
+
+    # -- the transport interface ----------------------------------------------------------------
+    def fetch(self, x: int, y: int, width: int, height: int) -> np.ndarray:
+        if width == self._width and height == self._height:
+            target = self.frame
+        else:  # packed at the start of the frame's memory, as ShmTransport does
+            target = self._memory[: width * height * 4].reshape(height, width, 4)
+        self.held(lambda: np.copyto(target, self.live[y : y + height, x : x + width]))
+        return target
+
+    def refresh_rows(self, top: int, rows: int) -> None:
+        self.held(lambda: self.copy_rows(top, rows))
+
+    def resize(self, width: int, height: int) -> None:
+        """Re-read the header after a root resize: FramebufferUnavailable if it no longer
+        describes the root (the caller falls back to MIT-SHM)."""
+        segment = self._segment
+        assert segment is not None
+        header = parse_xwd_header(segment)
+        depth = self.header.pixmap_depth
+        check_header(header, segment.size, width, height, depth, self._screen_name())
+        self._adopt(segment, header)
+
+    def _screen_name(self) -> str:
+        local = local_display_number(self._display_name)
+        assert local is not None
+        return f":{local[0]}.{local[1]}"
+
+    def close(self) -> None:
+        segment, self._segment = self._segment, None
+        self.live = self.frame = self._memory = None  # type: ignore[assignment]
+        if segment is not None:
+            segment.close()  # views a caller holds keep it mapped
+
+    abandon = close
