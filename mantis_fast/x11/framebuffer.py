@@ -21,6 +21,7 @@ uses MIT-SHM and ``backend_reason`` says why.
 from __future__ import annotations
 
 import re
+import socket
 import struct
 from collections.abc import Callable
 from typing import NamedTuple
@@ -65,6 +66,33 @@ def _send_void(protocol, request_class: type[rq.Request], binary: bytes) -> None
     request._binary = binary
     request._serial = None
     protocol.send_request(request, False)
+
+
+def _send_now(xdisplay, request_class: type[rq.Request], binary: bytes) -> None:
+    """Send a request without a reply at once.
+
+    With nothing else queued (the usual case right after a round trip) it is one non-blocking
+    ``send()``, with python-xlib's sequence number advanced as ``send_request`` would: its
+    ``flush()`` costs several times that. Otherwise the request is queued and flushed.
+    """
+    protocol = xdisplay.display
+    if protocol.socket_error is None and not protocol.request_queue and not protocol.data_send:
+        try:
+            sent = protocol.socket.send(binary, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            sent = 0
+        if sent == len(binary):
+            protocol.request_serial = (protocol.request_serial + 1) % 65536
+            protocol.data_sent_bytes += sent
+            return
+        if sent:  # part of it went out: python-xlib sends the rest
+            protocol.request_serial = (protocol.request_serial + 1) % 65536
+            protocol.data_sent_bytes += sent
+            protocol.data_send = binary[sent:]
+            xdisplay.flush()
+            return
+    _send_void(protocol, request_class, binary)
+    xdisplay.flush()
 
 
 class FramebufferUnavailable(Exception):
@@ -310,8 +338,7 @@ class FramebufferTransport:
         """Ungrab the server (sent at once). ``failing``: an error is already on its way out,
         and a gone or hung server must not replace it with another."""
         try:
-            _send_void(self._x.display, xrequest.UngrabServer, _UNGRAB_SERVER)
-            self._x.flush()
+            _send_now(self._x, xrequest.UngrabServer, _UNGRAB_SERVER)
         except (OSError, ConnectionClosedError):
             if not failing:
                 raise
