@@ -283,6 +283,7 @@ def test_user_started_shmem_xvfb_is_found_through_its_lock_file() -> None:
             assert fb.backend == FB, fb.backend_reason
             assert f"/tmp/.X{server.number}-lock" in fb.backend_reason
             assert str(server.process.pid) in fb.backend_reason
+            assert "mode 0o777: other local users can read or write" in fb.backend_reason
             paint_root(server.display, test_pattern(640, 480, seed=8))
             np.testing.assert_array_equal(fb.grab(), shm.grab())
             np.testing.assert_array_equal(fb.framebuffer_view(), shm.grab())

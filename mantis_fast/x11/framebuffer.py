@@ -283,7 +283,13 @@ def find_framebuffer(
         except FramebufferUnavailable as exc:
             refusals.append(f"shmid {shmid}: {exc}")
             continue
-        return segment, header, f"Xvfb pid {pid} (from /tmp/.X{number}-lock): shmid {shmid}"
+        found = f"Xvfb pid {pid} (from /tmp/.X{number}-lock): shmid {shmid}"
+        if segment.mode & 0o066:
+            found += (
+                f" (mode {segment.mode:#o}: other local users can read or write this screen; "
+                "see docs/capture.md)"
+            )
+        return segment, header, found
     raise FramebufferUnavailable(
         f"no segment of Xvfb pid {pid} is this screen's framebuffer ({'; '.join(refusals)})"
     )
