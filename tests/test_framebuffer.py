@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from Xlib.display import Display as XDisplay
 
 from mantis_fast.errors import CaptureError, ConnectionLostError
 from mantis_fast.x11._shm import ReadOnlySegment, segment_info, set_segment_mode
@@ -49,6 +50,16 @@ def test_embedded_xvfb_segment_is_private_after_start(screen: Xvfb) -> None:
     assert mode == 0o600
     assert creator == screen.pid
     assert size == 160 + 256 * 12 + 800 * 600 * 4  # header, colormap, pixels
+
+
+def test_a_chatty_server_never_blocks_on_its_stderr() -> None:
+    # -audit 4 logs two lines (about 170 bytes) per client: 500 clients overflow a 64 KiB pipe.
+    with Xvfb(size=(64, 48), extra_args=("-audit", "4")) as server:
+        for _ in range(500):
+            XDisplay(server.display).close()
+        with Capture(server.display, timeout=5.0) as cap:
+            assert cap.backend == FB
+            assert cap.grab().shape == (48, 64, 4)
 
 
 def test_segment_is_attached_read_only(screen: Xvfb) -> None:
