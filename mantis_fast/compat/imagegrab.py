@@ -186,7 +186,9 @@ class _ScreenCapture(Capture):
 
     def __init__(self, target: _Target) -> None:
         self.target = target
-        super().__init__(target.name)
+        # MIT-SHM, as Pillow's own grab: no server grab around each screenshot, and regions
+        # (most ImageGrab calls) cost less than a framebuffer snapshot.
+        super().__init__(target.name, framebuffer=False)
 
     def _connect(self, display: str | None, timeout: float) -> None:
         if self.target.tcp is not None and not _tcp_listening(*self.target.tcp, timeout):

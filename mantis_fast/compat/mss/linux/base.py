@@ -45,7 +45,9 @@ def _take_capture(display: str | None, use_shm: bool) -> Capture:
             return capture
         except MantisError:
             capture.close()
-    return Capture(key[0], use_shm=use_shm)
+    # MIT-SHM (or GetImage), as the backend names say: no server grab around each screenshot,
+    # and a region costs less than from the Xvfb framebuffer (which mf.Capture reads by default).
+    return Capture(key[0], use_shm=use_shm, framebuffer=False)
 
 
 def _edid_ids(edid: bytes) -> dict[str, str]:
