@@ -379,3 +379,24 @@ def test_killed_server_is_connection_lost_within_the_timeout(track_damage: bool)
         server.stop()
         # SIGKILL left Xvfb no chance to remove its segment.
         subprocess.run(["ipcrm", "-m", str(shmid)], capture_output=True)
+
+
+def test_an_xvfb_without_shmem_support_starts_without_it(tmp_path, monkeypatch) -> None:
+    """Some Xvfb builds lack -shmem and exit on it: mf.Xvfb then starts the server without it
+    and capture uses MIT-SHM."""
+    real = shutil.which("Xvfb")
+    fake = tmp_path / "Xvfb"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        '  if [ "$arg" = -shmem ]; then echo "Unrecognized option: -shmem" >&2; exit 1; fi\n'
+        "done\n"
+        f'exec {real} "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    with Xvfb(size=(320, 240)) as server, Capture(server.display) as cap:
+        assert not server.shmem and "Unrecognized option: -shmem" in server.shmem_refused
+        assert server.framebuffer_shmid is None
+        assert cap.backend == "xshm"
+        assert cap.grab().shape == (240, 320, 4)

@@ -56,6 +56,8 @@ class Xvfb:
         self.display: str | None = None
         #: The SysV shmid of screen 0's framebuffer (``shmem=True``), once started.
         self.framebuffer_shmid: int | None = None
+        #: Why ``shmem`` turned False at start (this Xvfb refused ``-shmem``), else None.
+        self.shmem_refused: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr: _StderrReader | None = None
 
@@ -63,6 +65,18 @@ class Xvfb:
     def start(self) -> Xvfb:
         if self._process is not None:
             raise XvfbError(f"Xvfb already running on {self.display}")
+        try:
+            return self._start()
+        except XvfbError as exc:
+            # An Xvfb built without -shmem refuses the option and exits: run it without (capture
+            # then uses MIT-SHM, and says why).
+            if not (self.shmem and "shmem" in str(exc)):
+                raise
+            self.shmem = False
+            self.shmem_refused = str(exc)
+            return self._start()
+
+    def _start(self) -> Xvfb:
         binary = shutil.which("Xvfb")
         if binary is None:
             raise XvfbError(
