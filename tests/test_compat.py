@@ -1,4 +1,4 @@
-"""Drop-ins give pixel-identical results to the real mss and PIL.ImageGrab on the same screen."""
+"""The mss drop-in gives pixel-identical results to the real mss on the same screen."""
 
 from __future__ import annotations
 
