@@ -157,18 +157,23 @@ class Capture(XClient):
         self.backend_reason += "; DAMAGE tracking"
 
     # -- properties -------------------------------------------------------------------------
+    def _take_in_events(self) -> None:
+        """Events the server already sent (a resize, damage): one non-blocking look at the
+        socket, no round trip. Call with the lock held."""
+        try:
+            if select.select([self._x.display.socket], [], [], 0)[0]:
+                read_available(self._x)
+            self._handle_events()
+        except GONE as exc:
+            raise self._lost(exc) from None
+
     @property
     def size(self) -> tuple[int, int]:
         """(width, height) of the root window now: a resize already reported by the server is
         taken in (one non-blocking look at the socket, no round trip), as ``Input.size`` does."""
         with self._lock:
             self._check_open()
-            try:
-                if select.select([self._x.display.socket], [], [], 0)[0]:
-                    read_available(self._x)
-                self._handle_events()
-            except GONE as exc:
-                raise self._lost(exc) from None
+            self._take_in_events()
         return self._width, self._height
 
     @property
@@ -323,12 +328,7 @@ class Capture(XClient):
         """
         with self._lock:
             self._check_open()
-            try:
-                if select.select([self._x.display.socket], [], [], 0)[0]:
-                    read_available(self._x)
-                self._handle_events()
-            except GONE as exc:
-                raise self._lost(exc) from None
+            self._take_in_events()
             if not isinstance(self._transport, FramebufferTransport):
                 raise CaptureError(
                     f"no framebuffer view on {self.display_name}: the backend is "
