@@ -42,8 +42,12 @@ cdef inline str _os_error():
     return strerror(errno).decode("utf-8", "replace")
 
 
-cdef class SharedSegment:
-    """A private (IPC_PRIVATE, mode 0600) SysV segment attached to this process."""
+cdef class _Mapping:
+    """A SysV segment mapped into this process, as a 1-D uint8 buffer.
+
+    Views made through the buffer protocol keep it mapped: ``close()`` detaches at once when
+    nothing borrows the memory, else when the last borrower lets go.
+    """
 
     cdef readonly int shmid
     cdef readonly Py_ssize_t size
@@ -51,45 +55,18 @@ cdef class SharedSegment:
     cdef Py_ssize_t _shape[1]
     cdef Py_ssize_t _strides[1]
     cdef int _exports
-    cdef bint _removed
     cdef bint _closing
+    cdef bint _readonly
 
-    def __cinit__(self, Py_ssize_t size):
-        self.shmid = -1
-        self._addr = NULL
-        if size <= 0:
-            raise ValueError(f"segment size must be positive, got {size}")
-        self.shmid = shmget(IPC_PRIVATE, <size_t>size, IPC_CREAT | IPC_EXCL | 0o600)
-        if self.shmid < 0:
-            raise OSError(errno, f"shmget({size} bytes) failed: {_os_error()}")
-        cdef void *addr = shmat(self.shmid, NULL, 0)
-        if addr == <void *>-1:
-            err = errno
-            shmctl(self.shmid, IPC_RMID, NULL)
-            self._removed = True
-            raise OSError(err, f"shmat(shmid={self.shmid}) failed: {strerror(err).decode()}")
+    cdef void _mapped(self, void *addr, Py_ssize_t size) noexcept:
         self._addr = <unsigned char *>addr
         self.size = size
         self._shape[0] = size
         self._strides[0] = 1
 
-    def mark_removed(self):
-        """Mark the segment for destruction (IPC_RMID): it is freed once every attacher detached.
-
-        Call it as soon as the X server has attached too, so a crash of either side leaks nothing.
-        """
-        if not self._removed and self.shmid >= 0:
-            if shmctl(self.shmid, IPC_RMID, NULL) != 0:
-                raise OSError(errno, f"shmctl(IPC_RMID) failed: {_os_error()}")
-            self._removed = True
-
     @property
     def attached(self) -> bool:
         return self._addr != NULL
-
-    @property
-    def removed(self) -> bool:
-        return self._removed
 
     @property
     def borrowed(self) -> int:
@@ -97,7 +74,7 @@ cdef class SharedSegment:
         return self._exports
 
     def close(self):
-        """Release the segment: now if nothing borrows it, otherwise when the last view goes."""
+        """Detach: now if nothing borrows the memory, otherwise when the last view goes."""
         self._closing = True
         if self._exports == 0:
             self._detach()
@@ -106,17 +83,16 @@ cdef class SharedSegment:
         if self._addr != NULL:
             shmdt(self._addr)
             self._addr = NULL
-        if not self._removed and self.shmid >= 0:
-            shmctl(self.shmid, IPC_RMID, NULL)
-            self._removed = True
 
     def __getbuffer__(self, Py_buffer *buffer, int flags):
         if self._addr == NULL or self._closing:
             raise ValueError("shared segment is closed")
+        if self._readonly and flags & PyBUF_WRITABLE:
+            raise BufferError("segment is attached read-only")
         buffer.buf = self._addr
         buffer.obj = self
         buffer.len = self.size
-        buffer.readonly = 0
+        buffer.readonly = self._readonly
         buffer.itemsize = 1
         buffer.format = "B"
         buffer.ndim = 1
@@ -133,6 +109,47 @@ cdef class SharedSegment:
 
     def __dealloc__(self):
         self._detach()
+
+
+cdef class SharedSegment(_Mapping):
+    """A private (IPC_PRIVATE, mode 0600) SysV segment attached to this process."""
+
+    cdef bint _removed
+
+    def __cinit__(self, Py_ssize_t size):
+        self.shmid = -1
+        if size <= 0:
+            raise ValueError(f"segment size must be positive, got {size}")
+        self.shmid = shmget(IPC_PRIVATE, <size_t>size, IPC_CREAT | IPC_EXCL | 0o600)
+        if self.shmid < 0:
+            raise OSError(errno, f"shmget({size} bytes) failed: {_os_error()}")
+        cdef void *addr = shmat(self.shmid, NULL, 0)
+        if addr == <void *>-1:
+            err = errno
+            shmctl(self.shmid, IPC_RMID, NULL)
+            self._removed = True
+            raise OSError(err, f"shmat(shmid={self.shmid}) failed: {strerror(err).decode()}")
+        self._mapped(addr, size)
+
+    def mark_removed(self):
+        """Mark the segment for destruction (IPC_RMID): it is freed once every attacher detached.
+
+        Call it as soon as the X server has attached too, so a crash of either side leaks nothing.
+        """
+        if not self._removed and self.shmid >= 0:
+            if shmctl(self.shmid, IPC_RMID, NULL) != 0:
+                raise OSError(errno, f"shmctl(IPC_RMID) failed: {_os_error()}")
+            self._removed = True
+
+    @property
+    def removed(self) -> bool:
+        return self._removed
+
+    cdef void _detach(self) noexcept:
+        _Mapping._detach(self)
+        if not self._removed and self.shmid >= 0:
+            shmctl(self.shmid, IPC_RMID, NULL)
+            self._removed = True
 
     def __repr__(self):
         state = "attached" if self._addr != NULL else "detached"
@@ -166,7 +183,7 @@ def set_segment_mode(int shmid, int mode):
         raise OSError(errno, f"shmctl(shmid={shmid}, IPC_SET mode {mode:#o}) failed: {_os_error()}")
 
 
-cdef class ReadOnlySegment:
+cdef class ReadOnlySegment(_Mapping):
     """An existing SysV segment (another process's) attached read-only (``SHM_RDONLY``).
 
     Its 1-D uint8 buffer is read-only. ``size``, ``creator_pid`` and ``mode`` are what
@@ -175,77 +192,21 @@ cdef class ReadOnlySegment:
     it is not ours.
     """
 
-    cdef readonly int shmid
-    cdef readonly Py_ssize_t size
     cdef readonly int creator_pid
     cdef readonly int mode
-    cdef unsigned char *_addr
-    cdef Py_ssize_t _shape[1]
-    cdef Py_ssize_t _strides[1]
-    cdef int _exports
-    cdef bint _closing
 
     def __cinit__(self, int shmid):
         self.shmid = shmid
-        self._addr = NULL
+        self._readonly = True
         if shmid < 0:
             raise ValueError(f"shmid must be >= 0, got {shmid}")
         cdef shmid_ds info = _stat(shmid)
         cdef void *addr = shmat(shmid, NULL, SHM_RDONLY)
         if addr == <void *>-1:
             raise OSError(errno, f"shmat(shmid={shmid}, SHM_RDONLY) failed: {_os_error()}")
-        self._addr = <unsigned char *>addr
-        self.size = <Py_ssize_t>info.shm_segsz
+        self._mapped(addr, <Py_ssize_t>info.shm_segsz)
         self.creator_pid = info.shm_cpid
         self.mode = info.shm_perm.mode & 0o777
-        self._shape[0] = self.size
-        self._strides[0] = 1
-
-    @property
-    def attached(self) -> bool:
-        return self._addr != NULL
-
-    @property
-    def borrowed(self) -> int:
-        """How many buffer views (numpy arrays, memoryviews) currently borrow the memory."""
-        return self._exports
-
-    def close(self):
-        """Detach: now if nothing borrows the memory, otherwise when the last view goes."""
-        self._closing = True
-        if self._exports == 0:
-            self._detach()
-
-    cdef void _detach(self) noexcept:
-        if self._addr != NULL:
-            shmdt(self._addr)
-            self._addr = NULL
-
-    def __getbuffer__(self, Py_buffer *buffer, int flags):
-        if self._addr == NULL or self._closing:
-            raise ValueError("shared segment is closed")
-        if flags & PyBUF_WRITABLE:
-            raise BufferError("segment is attached read-only")
-        buffer.buf = self._addr
-        buffer.obj = self
-        buffer.len = self.size
-        buffer.readonly = 1
-        buffer.itemsize = 1
-        buffer.format = "B"
-        buffer.ndim = 1
-        buffer.shape = self._shape
-        buffer.strides = self._strides
-        buffer.suboffsets = NULL
-        buffer.internal = NULL
-        self._exports += 1
-
-    def __releasebuffer__(self, Py_buffer *buffer):
-        self._exports -= 1
-        if self._closing and self._exports == 0:
-            self._detach()
-
-    def __dealloc__(self):
-        self._detach()
 
     def __repr__(self):
         state = "attached" if self._addr != NULL else "detached"
