@@ -50,6 +50,7 @@ __all__ = [
     "XConnectError",
     "XTimeoutError",
     "abandon",
+    "await_reply",
     "bounded",
     "check_timeout",
     "display_name",
@@ -276,9 +277,16 @@ def wait_reply(xdisplay: XDisplay, request, timeout: float):
     ourselves and let python-xlib read only what is already there. Raises XTimeoutError, the
     connection error of a vanished server, or the request's X error.
     """
-    protocol = xdisplay.display
-    protocol.flush()
     deadline = time.monotonic() + timeout
+    xdisplay.display.flush()
+    return await_reply(xdisplay, request, deadline, timeout)
+
+
+def await_reply(xdisplay: XDisplay, request, deadline: float, timeout: float):
+    """Wait until ``time.monotonic()`` reaches ``deadline`` (``timeout`` seconds after the
+    request went out) for the reply of a request already sent: ``wait_reply`` without the
+    flush; same errors."""
+    protocol = xdisplay.display
     while request._data is None and request._error is None:
         remaining = deadline - time.monotonic()
         readable, _, _ = select.select([protocol.socket], [], [], max(remaining, 0))

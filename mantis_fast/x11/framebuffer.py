@@ -21,7 +21,6 @@ uses MIT-SHM and ``backend_reason`` says why.
 from __future__ import annotations
 
 import re
-import socket
 import struct
 from collections.abc import Callable
 from typing import NamedTuple
@@ -29,11 +28,10 @@ from typing import NamedTuple
 import numpy as np
 from Xlib.error import ConnectionClosedError
 from Xlib.protocol import request as xrequest
-from Xlib.protocol import rq
 
+from mantis_fast.pixels.memcopy import copy_frame
+from mantis_fast.x11 import wire
 from mantis_fast.x11._shm import ReadOnlySegment
-from mantis_fast.x11.connection import wait_reply
-from mantis_fast.x11.mitshm import send_encoded
 from mantis_fast.x11.xvfb import started_framebuffer
 
 __all__ = [
@@ -50,49 +48,7 @@ _ZPIXMAP = 2
 _LSB_FIRST = 0
 _COLOR_ENTRY_BYTES = 12  # XWDColor: pixel CARD32, red/green/blue CARD16, flags, pad
 _SYSVIPC_SHM = "/proc/sysvipc/shm"
-
-
-# Pre-encoded: python-xlib's encoding of even a 4-byte request costs a few microseconds.
-_GRAB_SERVER = xrequest.GrabServer._request.to_binary()
-_UNGRAB_SERVER = xrequest.UngrabServer._request.to_binary()
-_GET_INPUT_FOCUS = xrequest.GetInputFocus._request.to_binary()
-
-
-def _send_void(protocol, request_class: type[rq.Request], binary: bytes) -> None:
-    """Queue pre-encoded bytes of a request without a reply (errors go to the default
-    handler, as python-xlib's own ``grab_server`` does)."""
-    request = request_class.__new__(request_class)
-    request._errorhandler = None
-    request._binary = binary
-    request._serial = None
-    protocol.send_request(request, False)
-
-
-def _send_now(xdisplay, request_class: type[rq.Request], binary: bytes) -> None:
-    """Send a request without a reply at once.
-
-    With nothing else queued (the usual case right after a round trip) it is one non-blocking
-    ``send()``, with python-xlib's sequence number advanced as ``send_request`` would: its
-    ``flush()`` costs several times that. Otherwise the request is queued and flushed.
-    """
-    protocol = xdisplay.display
-    if protocol.socket_error is None and not protocol.request_queue and not protocol.data_send:
-        try:
-            sent = protocol.socket.send(binary, socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            sent = 0
-        if sent == len(binary):
-            protocol.request_serial = (protocol.request_serial + 1) % 65536
-            protocol.data_sent_bytes += sent
-            return
-        if sent:  # part of it went out: python-xlib sends the rest
-            protocol.request_serial = (protocol.request_serial + 1) % 65536
-            protocol.data_sent_bytes += sent
-            protocol.data_send = binary[sent:]
-            xdisplay.flush()
-            return
-    _send_void(protocol, request_class, binary)
-    xdisplay.flush()
+_GRAB = ((xrequest.GrabServer, wire.GRAB_SERVER),)
 
 
 class FramebufferUnavailable(Exception):
@@ -334,17 +290,19 @@ class FramebufferTransport:
     def hold(self) -> None:
         """Grab the server and wait until it has drawn everything sent before (both requests
         go out in one write)."""
-        protocol = self._x.display
-        _send_void(protocol, xrequest.GrabServer, _GRAB_SERVER)
-        wait_reply(
-            self._x, send_encoded(protocol, xrequest.GetInputFocus, _GET_INPUT_FOCUS), self._timeout
+        wire.round_trip(
+            self._x,
+            xrequest.GetInputFocus,
+            wire.GET_INPUT_FOCUS,
+            self._timeout,
+            before=_GRAB,
         )
 
     def release(self, failing: bool = False) -> None:
         """Ungrab the server (sent at once). ``failing``: an error is already on its way out,
         and a gone or hung server must not replace it with another."""
         try:
-            _send_now(self._x, xrequest.UngrabServer, _UNGRAB_SERVER)
+            wire.send_void_now(self._x, xrequest.UngrabServer, wire.UNGRAB_SERVER)
         except (OSError, ConnectionClosedError):
             if not failing:
                 raise
@@ -361,7 +319,7 @@ class FramebufferTransport:
 
     def copy_rows(self, top: int, rows: int) -> None:
         """Copy full-width rows into the frame (call between ``hold`` and ``release``)."""
-        np.copyto(self.frame[top : top + rows], self.live[top : top + rows])
+        copy_frame(self.frame[top : top + rows], self.live[top : top + rows])
 
     # -- the transport interface ----------------------------------------------------------------
     def fetch(self, x: int, y: int, width: int, height: int) -> np.ndarray:
@@ -369,7 +327,7 @@ class FramebufferTransport:
             target = self.frame
         else:  # packed at the start of the frame's memory, as ShmTransport does
             target = self._memory[: width * height * 4].reshape(height, width, 4)
-        self.held(lambda: np.copyto(target, self.live[y : y + height, x : x + width]))
+        self.held(lambda: copy_frame(target, self.live[y : y + height, x : x + width]))
         return target
 
     def refresh_rows(self, top: int, rows: int) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from Xlib import X
 from Xlib.protocol import rq
-from Xlib.support import lock
 
 EXTENSION_NAME = "MIT-SHM"
 ALL_PLANES = 0xFFFFFFFF
@@ -111,17 +110,3 @@ def encode_get_image(
         shmseg=shmseg,
         offset=offset,
     )
-
-
-def send_encoded(display, request_class: type[rq.ReplyRequest], binary: bytes) -> rq.ReplyRequest:
-    """Queue pre-encoded request bytes as a deferred ``request_class`` (skips re-encoding, which
-    costs more than the round trip itself); the caller flushes and waits for the reply."""
-    request = request_class.__new__(request_class)
-    request._display = display
-    request._binary = binary
-    request._serial = None
-    request._data = None
-    request._error = None
-    request._response_lock = lock.allocate_lock()
-    display.send_request(request, True)
-    return request

@@ -15,7 +15,7 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
-from mantis_fast.x11 import mitshm
+from mantis_fast.x11 import mitshm, wire
 from mantis_fast.x11._shm import SharedSegment
 from mantis_fast.x11.connection import XTimeoutError, wait_reply
 
@@ -73,9 +73,7 @@ class ShmTransport:
             binary = self._encoded[key] = mitshm.encode_get_image(
                 self._opcode, self._root.id, x, y, width, height, self._shmseg, offset
             )
-        wait_reply(
-            self._x, mitshm.send_encoded(self._x.display, mitshm.GetImage, binary), self._timeout
-        )
+        wire.round_trip(self._x, mitshm.GetImage, binary, self._timeout)
 
     def fetch(self, x: int, y: int, width: int, height: int) -> np.ndarray:
         if width == self._width and height == self._height:
