@@ -8,6 +8,8 @@ is an integer overlap and the average is an exact fraction. It shares no code wi
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -103,13 +105,32 @@ def screen_like(height: int, width: int, channels: int = 4, seed: int = 0) -> np
     return img
 
 
-@pytest.fixture(params=[True, False], ids=["sse2", "portable"])
-def simd(request, monkeypatch):
-    """Run a test through the SSE2 rows and through the portable Cython rows."""
-    if request.param and not _resize.simd_available():
-        pytest.skip("no SSE2 rows on this machine")
-    monkeypatch.setattr(image_module, "_SIMD", request.param)
-    return request.param
+PATHS = ["avx2", "sse2", "portable"]
+
+
+def path_available(path: str) -> bool:
+    return {"avx2": _resize.avx2_available(), "sse2": _resize.simd_available()}.get(path, True)
+
+
+@contextmanager
+def kernel_path(path: str):
+    """Run the kernels through the AVX2 rows, the SSE2 rows or the portable Cython rows."""
+    previous_simd, previous_avx2 = image_module._SIMD, _resize.use_avx2(path == "avx2")
+    image_module._SIMD = path != "portable"
+    try:
+        yield
+    finally:
+        image_module._SIMD = previous_simd
+        _resize.use_avx2(previous_avx2)
+
+
+@pytest.fixture(params=PATHS)
+def simd(request):
+    """Run a test through each kernel path this machine has."""
+    if not path_available(request.param):
+        pytest.skip(f"no {request.param} rows on this machine")
+    with kernel_path(request.param):
+        yield request.param
 
 
 # -- area ------------------------------------------------------------------------------------
@@ -219,20 +240,66 @@ def test_area_matches_reference_random_crops_and_strides(data, channels, width, 
     cy = data.draw(st.integers(0, height - ch), label="crop y")
     out_w = data.draw(st.integers(1, 2 * cw + 2), label="out w")
     out_h = data.draw(st.integers(1, 2 * ch + 2), label="out h")
-    simd = data.draw(st.booleans(), label="sse2 rows") and _resize.simd_available()
+    path = data.draw(st.sampled_from([p for p in PATHS if path_available(p)]), label="path")
     src_format = "BGRA" if channels == 4 else "BGR"
-    previous = image_module._SIMD
-    image_module._SIMD = simd
-    try:
+    with kernel_path(path):
         out = resize(
             src, (out_w, out_h), crop=(cx, cy, cw, ch), out_format="BGRA", src_format=src_format
         )
-    finally:
-        image_module._SIMD = previous
     expected = area_reference(src, (cx, cy, cw, ch), out_w, out_h)
     np.testing.assert_array_equal(out[..., :channels], expected)
     if channels == 3:
         assert (out[..., 3] == 255).all()
+
+
+@pytest.mark.parametrize("out_w", [2, 4, 6, 8, 10, 12, 14, 22, 66])
+@pytest.mark.parametrize("src_format", ["BGRX", "RGB"])
+@pytest.mark.parametrize("crop_x", [0, 1, 3])
+def test_area_three_to_two_rows_and_tails(out_w, src_format, crop_x, simd):
+    # 1.5x on both axes has its own kernel: whole blocks, then two or four tail pixels, from
+    # crops at any x in padded rows.
+    channels = len(src_format)
+    crop = (crop_x, 2, out_w * 3 // 2, 9)
+    src = screen_like(14, crop_x + crop[2] + 5, channels, seed=out_w)[1:]
+    for out_format in OUT_FORMATS:
+        out = resize(src, (out_w, 6), crop=crop, out_format=out_format, src_format=src_format)
+        expected = convert_reference(area_reference(src, crop, out_w, 6), src_format, out_format)
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_area_three_to_two_saturates_exactly(simd):
+    src = np.full((30, 48, 4), 255, np.uint8)
+    src[::3, ::2] = 0
+    src[1::3, 1::5] = 254
+    out = resize(src, (32, 20), out_format="BGRA", src_format="BGRA")
+    np.testing.assert_array_equal(out, area_reference(src, (0, 0, 48, 30), 32, 20))
+
+
+@given(
+    data=st.data(),
+    channels=st.sampled_from([3, 4]),
+    half_w=st.integers(1, 24),
+    half_h=st.integers(1, 6),
+)
+@SETTINGS
+def test_area_three_to_two_random_crops_and_strides(data, channels, half_w, half_h):
+    out_w, out_h = 2 * half_w, 2 * half_h
+    cw, ch = 3 * half_w, 3 * half_h
+    cx = data.draw(st.integers(0, 7), label="crop x")
+    cy = data.draw(st.integers(0, 3), label="crop y")
+    pad = data.draw(st.integers(0, 9), label="row padding in pixels")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    src = rng.integers(0, 256, (cy + ch, cx + cw + pad, channels), dtype=np.uint8)[:, : cx + cw]
+    if data.draw(st.booleans(), label="vertically flipped view"):
+        src = src[::-1]
+    src_format = data.draw(st.sampled_from(image_module.SRC_FORMATS[channels]), label="format")
+    out_format = data.draw(st.sampled_from(OUT_FORMATS), label="out format")
+    path = data.draw(st.sampled_from([p for p in PATHS if path_available(p)]), label="path")
+    crop = (cx, cy, cw, ch)
+    with kernel_path(path):
+        out = resize(src, (out_w, out_h), crop=crop, out_format=out_format, src_format=src_format)
+    native = area_reference(src, crop, out_w, out_h)
+    np.testing.assert_array_equal(out, convert_reference(native, src_format, out_format))
 
 
 # -- bilinear and nearest --------------------------------------------------------------------
@@ -335,13 +402,12 @@ def test_out_is_filled_in_place_including_padded_rows():
 
 
 @pytest.mark.parametrize("method", ["area", "bilinear", "nearest"])
-def test_thread_count_does_not_change_the_result(method):
-    src = screen_like(300, 400, 4, seed=9)
-    single = resize(src, (333, 211), method=method, threads=1)
+@pytest.mark.parametrize("out_size", [(333, 211), (266, 198)])  # 1.5x: row pairs, not rows
+def test_thread_count_does_not_change_the_result(method, out_size):
+    src = screen_like(297, 399, 4, seed=9)
+    single = resize(src, out_size, method=method, threads=1)
     for threads in (2, 3, 8):
-        np.testing.assert_array_equal(
-            resize(src, (333, 211), method=method, threads=threads), single
-        )
+        np.testing.assert_array_equal(resize(src, out_size, method=method, threads=threads), single)
 
 
 def test_source_views_need_no_copy():
