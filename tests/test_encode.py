@@ -1,4 +1,5 @@
-"""mantis_fast.pixels.encode: every PNG decodes back to the exact pixels; JPEG/WebP decode close."""
+"""mantis_fast.pixels.encode: every PNG decodes back to the exact pixels (through Pillow and
+through zlib), banded, threaded or reused; JPEG/WebP decode close."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from mantis_fast.pixels import encode as encode_module
 from mantis_fast.pixels.encode import (
     DEFLATERS,
     PNG_DEFLATE,
+    PngEncoder,
     data_url,
     encode,
     encode_jpeg,
@@ -111,6 +114,190 @@ def test_png_chunks_are_well_formed():
     assert kinds == [b"IHDR", b"IDAT", b"IEND"]
 
 
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(kind, body) of every chunk, each CRC checked."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    offset, chunks = 8, []
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        body = data[offset + 8 : offset + 8 + length]
+        (crc,) = struct.unpack(">I", data[offset + 8 + length : offset + 12 + length])
+        assert crc == zlib.crc32(kind + body), kind
+        chunks.append((kind, body))
+        offset += 12 + length
+    return chunks
+
+
+def check_png(data: bytes, expected: np.ndarray) -> None:
+    """``data`` is a PNG of exactly ``expected`` (H, W[, C]): Pillow decodes it, and its IDAT
+    is one standard zlib stream (Adler-32 checked) of filter-None scanlines."""
+    picture = decode(data)
+    np.testing.assert_array_equal(np.asarray(picture), expected)
+    chunks = png_chunks(data)
+    assert [kind for kind, _ in chunks] == [b"IHDR", b"IDAT", b"IEND"]
+    stream = zlib.decompressobj()
+    raw = stream.decompress(chunks[1][1])
+    assert stream.eof and not stream.unused_data
+    rows = expected.reshape(expected.shape[0], -1)
+    lines = np.concatenate([np.zeros((rows.shape[0], 1), np.uint8), rows], axis=1)
+    assert raw == lines.tobytes()
+
+
+def noise(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+
+
+SHAPES = [(1, 1), (1, 300), (300, 1), (2, 3), (7, 5), (33, 17), (97, 131), (720, 129)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("channels", [0, 3, 4])
+@pytest.mark.parametrize("threads", [1, 2, 5])
+@pytest.mark.parametrize("band_bytes", [None, 1000])
+def test_png_shapes_threads_and_layouts(shape, channels, threads, band_bytes, monkeypatch):
+    if band_bytes:  # bands of a few rows: more bands than threads, the last one shorter
+        monkeypatch.setattr(encode_module, "_BAND_BYTES", band_bytes)
+    full = shape if channels == 0 else (*shape, channels)
+    for img in (noise(full, seed=len(shape)), screen(*shape)[..., : channels or 1].copy()):
+        if channels == 0:
+            img = img.reshape(shape)
+        expected = img if channels != 4 else img[..., 2::-1]
+        check_png(encode_png(img, threads=threads), expected)
+
+
+@pytest.mark.parametrize("deflate", list(DEFLATERS))
+@pytest.mark.parametrize("level", [0, 1, 4, 9])
+def test_png_every_deflater_banded(deflate, level, monkeypatch):
+    monkeypatch.setattr(encode_module, "_BAND_BYTES", 4096)  # many bands, 13 rows each
+    frame = screen(101, 100, seed=level)
+    check_png(encode_png(frame, deflate=deflate, level=level, threads=2), frame[..., 2::-1])
+
+
+def test_png_bands_are_smaller_or_close_to_one_stream():
+    frame = screen(720, 1280, seed=3)[..., :3].copy()
+    one = len(encode_png(frame, threads=1))
+    banded = len(encode_png(frame, threads=2))
+    assert banded < one * 1.02
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("band_rows", [1, 5, 32, 500])
+def test_png_encoder_first_frame_is_the_image(case, band_rows):
+    build, src_format, mode, expected = CASES[case]
+    frame = screen(45, 61, seed=band_rows)
+    encoder = PngEncoder(band_rows=band_rows, threads=2)
+    data = encoder.encode(build(frame), src_format=src_format)
+    assert decode(data).mode == mode
+    check_png(data, expected(frame))
+    assert encoder.bands_deflated == -(-45 // band_rows)
+
+
+def changed_frames(height: int, width: int, count: int, band_rows: int, seed: int):
+    """A screen-like BGRX stream; each step repaints a few random rows (sometimes none, or
+    with the same pixels) and yields (frame, the row ranges it repainted)."""
+    rng = np.random.default_rng(seed)
+    frame = screen(height, width, seed=seed)
+    for _ in range(count):
+        frame = frame.copy()
+        spans = []
+        for _ in range(int(rng.integers(0, 4))):
+            y0 = int(rng.integers(0, height))
+            y1 = int(rng.integers(y0, min(height, y0 + 2 * band_rows) + 1))
+            if rng.random() < 0.8:
+                x0 = int(rng.integers(0, width))
+                frame[y0:y1, x0:] = rng.integers(0, 256, (y1 - y0, width - x0, 4))
+            spans.append((y0, y1))
+        yield frame, spans
+
+
+@pytest.mark.parametrize("band_rows", [1, 7, 16, 64])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("told", [False, True])
+def test_png_encoder_reuses_unchanged_bands(band_rows, threads, told):
+    encoder = PngEncoder(band_rows=band_rows, threads=threads)
+    height = 50
+    bands = -(-height // band_rows)
+    for step, (frame, spans) in enumerate(changed_frames(height, 37, 12, band_rows, seed=7)):
+        data = encoder.encode(frame, changed_rows=spans if told and step else None)
+        check_png(data, frame[..., 2::-1])
+        assert data == PngEncoder(band_rows=band_rows, threads=1).encode(frame)
+        touched = {y // band_rows for y0, y1 in spans for y in range(y0, y1)}
+        if step == 0:
+            assert encoder.bands_deflated == bands
+        else:
+            assert encoder.bands_deflated <= len(touched)
+
+
+def test_png_encoder_starts_over_on_a_new_size_or_format():
+    encoder = PngEncoder(band_rows=8)
+    frame = screen(40, 30)
+    encoder.encode(frame)
+    encoder.encode(frame)
+    assert encoder.bands_deflated == 0
+    check_png(encoder.encode(frame, src_format="BGRA"), frame[..., [2, 1, 0, 3]])
+    assert encoder.bands_deflated == 5
+    small = frame[:20, :10].copy()
+    check_png(encoder.encode(small), small[..., 2::-1])
+    grey = small[..., 1].copy()
+    check_png(encoder.encode(grey), grey)
+    encoder.reset()
+    check_png(encoder.encode(grey, changed_rows=[]), grey)
+    assert encoder.bands_deflated == 3
+
+
+def test_png_encoder_trusts_changed_rows():
+    """Rows outside ``changed_rows`` are not read: a frame that lies keeps the old band."""
+    encoder = PngEncoder(band_rows=10)
+    first = screen(30, 20)
+    encoder.encode(first)
+    second = first.copy()
+    second[25] = 0  # band 2 changed, but the caller says only row 3 (band 0) did
+    second[3] = 1
+    data = encoder.encode(second, changed_rows=[(3, 4)])
+    assert encoder.bands_deflated == 1
+    expected = second.copy()
+    expected[25] = first[25]
+    check_png(data, expected[..., 2::-1])
+
+
+def test_png_encoder_recovers_after_an_error():
+    encoder = PngEncoder(band_rows=4)
+    frame = screen(12, 9)
+    encoder.encode(frame)
+    with pytest.raises(ValueError, match="changed_rows"):
+        encoder.encode(frame, changed_rows=[(0, 99)])
+    changed = frame.copy()
+    changed[0] = 0
+    check_png(encoder.encode(changed, changed_rows=[]), changed[..., 2::-1])
+    assert encoder.bands_deflated == 3  # started over: nothing was trusted
+
+
+@given(
+    height=st.integers(1, 40),
+    width=st.integers(1, 40),
+    channels=st.sampled_from([0, 3, 4]),
+    band_rows=st.integers(1, 17),
+    threads=st.integers(1, 3),
+    flat=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=60, deadline=None)
+def test_png_round_trips_any_shape(height, width, channels, band_rows, threads, flat, seed):
+    shape = (height, width) if channels == 0 else (height, width, channels)
+    img = noise(shape, seed)
+    if flat:
+        img //= 64  # few values: long matches, like a screen
+    expected = img[..., 2::-1] if channels == 4 else img
+    check_png(encode_png(img, threads=threads), expected)
+    encoder = PngEncoder(band_rows=band_rows, threads=threads)
+    check_png(encoder.encode(img), expected)
+    img[height // 2] ^= 1
+    expected = img[..., 2::-1] if channels == 4 else img
+    check_png(encoder.encode(img), expected)
+    assert encoder.bands_deflated == 1
+
+
 def test_default_deflate_is_the_fastest_installed():
     assert next(iter(DEFLATERS)) == PNG_DEFLATE
     assert "zlib" in DEFLATERS
@@ -154,6 +341,13 @@ def test_data_url(fmt):
     assert decode(payload).size == (16, 16)
 
 
+def encode_rows(changed_rows):
+    """A second frame through a PngEncoder, with ``changed_rows``."""
+    encoder = PngEncoder()
+    encoder.encode(np.zeros((4, 4), np.uint8))
+    return encoder.encode(np.zeros((4, 4), np.uint8), changed_rows=changed_rows)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -165,6 +359,21 @@ def test_data_url(fmt):
         (lambda: encode_png(np.zeros((4, 4, 4), np.uint8), level=10), "level must be"),
         (lambda: encode_png(np.zeros((4, 4, 4), np.uint8), deflate="gzip"), "deflate must be"),
         (lambda: encode_png(np.zeros((1, 16385), np.uint8)), "up to 16384"),
+        (lambda: encode_png(np.zeros((4, 4), np.uint8), threads=0), r"threads must be .* got 0"),
+        (lambda: encode_png(np.zeros((4, 4), np.uint8), threads=2.0), "threads must be"),
+        (lambda: encode_png(np.zeros((4, 4), np.uint8), deflate=1), "deflate must be .* got 1"),
+        (lambda: PngEncoder(band_rows=0), r"band_rows must be .* got 0"),
+        (lambda: PngEncoder(level=-1), "level must be"),
+        (lambda: PngEncoder(deflate="lz4"), "deflate must be .*'lz4'"),
+        (lambda: PngEncoder(threads=True), "threads must be .* got True"),
+        (lambda: PngEncoder().encode(np.zeros((4, 4, 2), np.uint8)), r"got uint8 \(4, 4, 2\)"),
+        (lambda: PngEncoder().encode([[1]]), "got list"),
+        (lambda: encode_rows(5), "changed_rows must be .* got int"),
+        (lambda: encode_rows([(0, 5)]), r"0 <= start <= stop <= 4, got \(0, 5\)"),
+        (lambda: encode_rows([(3, 2)]), r"got \(3, 2\)"),
+        (lambda: encode_rows([(0, 1, 2)]), r"got \(0, 1, 2\)"),
+        (lambda: encode_rows([(0.0, 1)]), r"got \(0.0, 1\)"),
+        (lambda: encode_rows([3]), "got 3"),
         (lambda: encode_jpeg(np.zeros((4, 4, 3), np.uint8), quality=0), "quality must be"),
         (lambda: encode_webp(np.zeros((4, 4, 3), np.uint8), method=7), "method must be"),
         (lambda: encode_webp(np.zeros((4, 4, 3), np.uint8), lossless=1), "lossless must be"),
