@@ -54,6 +54,7 @@ __all__ = [
     "bounded",
     "check_timeout",
     "display_name",
+    "flush_within",
     "open_display",
     "read_available",
     "wait_reply",
@@ -278,8 +279,26 @@ def wait_reply(xdisplay: XDisplay, request, timeout: float):
     connection error of a vanished server, or the request's X error.
     """
     deadline = time.monotonic() + timeout
-    xdisplay.display.flush()
+    flush_within(xdisplay, deadline, timeout)
     return await_reply(xdisplay, request, deadline, timeout)
+
+
+def flush_within(xdisplay: XDisplay, deadline: float, timeout: float) -> None:
+    """Send everything python-xlib has queued or left unsent, waiting for the socket to take
+    it until ``deadline`` (``timeout`` seconds after the exchange began).
+
+    python-xlib's ``flush()`` makes at most one ``send()`` and returns when the socket is not
+    ready (its loop's exit test is reversed): bytes can stay behind while we wait for a reply
+    to a request among them.
+    """
+    protocol = xdisplay.display
+    protocol.flush()
+    while protocol.data_send or protocol.request_queue:
+        remaining = deadline - time.monotonic()
+        _, writable, _ = select.select([], [protocol.socket], [], max(remaining, 0))
+        if not writable:
+            raise XTimeoutError(f"the X server did not read our requests within {timeout}s")
+        protocol.flush()
 
 
 def await_reply(xdisplay: XDisplay, request, deadline: float, timeout: float):

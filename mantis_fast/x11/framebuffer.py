@@ -48,7 +48,6 @@ _ZPIXMAP = 2
 _LSB_FIRST = 0
 _COLOR_ENTRY_BYTES = 12  # XWDColor: pixel CARD32, red/green/blue CARD16, flags, pad
 _SYSVIPC_SHM = "/proc/sysvipc/shm"
-_GRAB = ((xrequest.GrabServer, wire.GRAB_SERVER),)
 
 
 class FramebufferUnavailable(Exception):
@@ -295,14 +294,14 @@ class FramebufferTransport:
             xrequest.GetInputFocus,
             wire.GET_INPUT_FOCUS,
             self._timeout,
-            before=_GRAB,
+            before=(wire.GRAB_SERVER,),
         )
 
     def release(self, failing: bool = False) -> None:
         """Ungrab the server (sent at once). ``failing``: an error is already on its way out,
         and a gone or hung server must not replace it with another."""
         try:
-            wire.send_void_now(self._x, xrequest.UngrabServer, wire.UNGRAB_SERVER)
+            wire.send_voids(self._x, (wire.UNGRAB_SERVER,), self._timeout)
         except (OSError, ConnectionClosedError):
             if not failing:
                 raise

@@ -27,7 +27,7 @@ from Xlib.protocol import request as xrequest
 from Xlib.protocol import rq
 from Xlib.support import lock
 
-from mantis_fast.x11.connection import await_reply
+from mantis_fast.x11.connection import await_reply, flush_within
 
 __all__ = [
     "GET_INPUT_FOCUS",
@@ -36,7 +36,7 @@ __all__ = [
     "deferred_request",
     "queue_void",
     "round_trip",
-    "send_void_now",
+    "send_voids",
 ]
 
 # Pre-encoded: python-xlib's encoding of even a 4-byte request costs a few microseconds.
@@ -62,31 +62,43 @@ def deferred_request(display, request_class: type[rq.ReplyRequest], binary: byte
     return request
 
 
-def queue_void(protocol, request_class: type[rq.Request], binary: bytes) -> None:
-    """Queue pre-encoded bytes of a request without a reply (errors go to the default
-    handler, as python-xlib's own ``grab_server`` does)."""
-    request = request_class.__new__(request_class)
-    request._errorhandler = None
-    request._binary = binary
-    request._serial = None
-    protocol.send_request(request, False)
+class _Void:
+    """A request without a reply, already encoded, for python-xlib's queue (its
+    ``send_request`` sets the serial; an X error goes to the default handler)."""
+
+    __slots__ = ("_binary", "_serial")
+
+    def __init__(self, binary: bytes) -> None:
+        self._binary = binary
 
 
-def _idle(protocol) -> bool:
-    """Nothing queued, unsent, awaited or half-read: the socket is ours for one exchange."""
-    return (
-        protocol.socket_error is None
-        and not protocol.request_queue
-        and not protocol.data_send
-        and not protocol.sent_requests
-        and not protocol.data_recv
-        and not protocol.recv_packet_len
-    )
+def queue_void(protocol, binary: bytes) -> None:
+    """Queue the pre-encoded bytes of one request without a reply (sent with the next flush
+    or ``round_trip``, in order)."""
+    protocol.send_request(_Void(binary), False)
+
+
+def _queued_voids(protocol) -> list[bytes] | None:
+    """The bytes of the requests python-xlib has queued, if they all lack replies and nothing
+    else is pending (unsent, awaited, half-read): then the socket is ours for one exchange."""
+    if (
+        protocol.socket_error is not None
+        or protocol.data_send
+        or protocol.sent_requests
+        or protocol.data_recv
+        or protocol.recv_packet_len
+    ):
+        return None
+    queue = protocol.request_queue
+    if any(wants_reply for _, wants_reply in queue):
+        return None
+    return [request._binary for request, _ in queue]
 
 
 def _send_raw(protocol, binary: bytes, count: int) -> bool:
-    """Send ``binary`` (``count`` requests) without blocking, advancing python-xlib's counters
-    as its flush would; what did not fit stays in its send buffer. True if all of it went."""
+    """Send ``binary`` (``count`` requests not yet counted) without blocking, advancing
+    python-xlib's counters as its flush would; what did not fit stays in its send buffer.
+    True if all of it went."""
     try:
         sent = protocol.socket.send(binary, socket.MSG_DONTWAIT)
     except BlockingIOError:
@@ -99,15 +111,21 @@ def _send_raw(protocol, binary: bytes, count: int) -> bool:
     return True
 
 
-def send_void_now(xdisplay, request_class: type[rq.Request], binary: bytes) -> None:
-    """Send a request without a reply at once: one non-blocking ``send()`` when the connection
-    is idle (python-xlib's ``flush()`` costs several times that), else queued and flushed."""
+def send_voids(xdisplay, binaries: Sequence[bytes], timeout: float) -> None:
+    """Send requests without replies at once, after whatever python-xlib has queued: one
+    non-blocking ``send()`` when the connection allows (python-xlib's ``flush()`` costs
+    several times that), else queued and flushed, waiting at most ``timeout`` seconds for the
+    server to take them (``XTimeoutError``)."""
     protocol = xdisplay.display
-    if not _idle(protocol):
-        queue_void(protocol, request_class, binary)
-        xdisplay.flush()
-    elif not _send_raw(protocol, binary, 1):
-        xdisplay.flush()  # the socket was full: python-xlib sends the rest
+    queued = _queued_voids(protocol)
+    if queued is None:
+        for binary in binaries:
+            queue_void(protocol, binary)
+    else:
+        protocol.request_queue.clear()  # their serials were assigned when they were queued
+        if _send_raw(protocol, b"".join((*queued, *binaries)), len(binaries)):
+            return
+    flush_within(xdisplay, time.monotonic() + timeout, timeout)
 
 
 def round_trip(
@@ -115,28 +133,29 @@ def round_trip(
     request_class: type[rq.ReplyRequest],
     binary: bytes,
     timeout: float,
-    before: Sequence[tuple[type[rq.Request], bytes]] = (),
+    before: Sequence[bytes] = (),
 ) -> None:
-    """Send the void requests ``before`` (``(class, bytes)`` pairs) and then ``binary``, one
-    ``request_class`` request with a reply, in one write, and wait for that reply.
+    """Send whatever python-xlib has queued, the requests without replies ``before`` and then
+    ``binary``, one ``request_class`` request with a reply, in one write; wait for that reply.
 
     Raises the request's X error, ``XTimeoutError`` after ``timeout`` seconds without the reply,
     or the connection error of a vanished server, as ``connection.wait_reply`` does.
     """
     protocol = xdisplay.display
     deadline = time.monotonic() + timeout
-    if not _idle(protocol):
-        for void_class, void_binary in before:
-            queue_void(protocol, void_class, void_binary)
+    queued = _queued_voids(protocol)
+    if queued is None:
+        for void in before:
+            queue_void(protocol, void)
         request = deferred_request(protocol, request_class, binary)
         protocol.send_request(request, True)
-        protocol.flush()
+        flush_within(xdisplay, deadline, timeout)
         await_reply(xdisplay, request, deadline, timeout)
         return
+    protocol.request_queue.clear()  # their serials were assigned when they were queued
     serial = (protocol.request_serial + len(before)) % 65536
-    data = b"".join(void_binary for _, void_binary in before) + binary
     received = b""
-    if _send_raw(protocol, data, len(before) + 1):
+    if _send_raw(protocol, b"".join((*queued, *before, binary)), len(before) + 1):
         received = _first_answer(protocol.socket, timeout)
         if len(received) >= 32:
             kind, _, sequence, extra = _HEADER.unpack_from(received)
@@ -150,8 +169,7 @@ def round_trip(
     if received:
         protocol.data_recv = received
         protocol.parse_response(serial)
-    if protocol.data_send:
-        protocol.flush()
+    flush_within(xdisplay, deadline, timeout)
     await_reply(xdisplay, request, deadline, timeout)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import struct
 import threading
 from collections.abc import Sequence
 
@@ -37,20 +36,6 @@ NO_DISPLAY = (
 )
 
 
-# XTest FakeInput (minor opcode 2, 9 words): opcode, minor, length, type, detail, 2 pad,
-# time, root, 8 pad, x, y, 8 pad; in the client's byte order, as python-xlib sends it.
-_FAKE_INPUT = struct.Struct("=BBHBBxxII8xhh8x")
-
-
-class _Packed:
-    """A request already encoded, for python-xlib's queue (which sets its serial)."""
-
-    __slots__ = ("_binary", "_serial")
-
-    def __init__(self, binary: bytes) -> None:
-        self._binary = binary
-
-
 def display_name() -> str:
     """``$DISPLAY`` now; pyautogui raises ``KeyError: 'DISPLAY'`` without it, and so do we."""
     name = os.environ.get("DISPLAY")
@@ -70,25 +55,6 @@ class Session(XTestInput):
     def __init__(self, display: str) -> None:
         self.lock = threading.RLock()
         super().__init__(display)
-
-    def _open(self) -> None:
-        super()._open()
-        self._opcode = self._x.display.get_extension_major("XTEST")
-
-    # -- XTest FakeInput, packed here: python-xlib's generic request encoder costs ~20 us an
-    # event, most of a click; the bytes are the same.
-    def _fake(self, event_type: int, detail: int) -> None:
-        self._check_open()
-        packed = _FAKE_INPUT.pack(self._opcode, 2, 9, event_type, detail, X.CurrentTime, 0, 0, 0)
-        self._x.display.send_request(_Packed(packed), False)
-        self._queued()
-
-    def _motion(self, x: int, y: int) -> None:
-        self._check_open()
-        root = self._root.id
-        packed = _FAKE_INPUT.pack(self._opcode, 2, 9, X.MotionNotify, 0, X.CurrentTime, root, x, y)
-        self._x.display.send_request(_Packed(packed), False)
-        self._queued()
 
     # -- what the drop-in calls -------------------------------------------------------------
     def pointer(self) -> tuple[int, int]:
