@@ -87,6 +87,38 @@ def test_equals_full_capture_under_random_drawing(screen: Xvfb, use_shm: bool) -
     drawer.close()
 
 
+def rows_outside(ranges: list[tuple[int, int]], height: int) -> np.ndarray:
+    outside = np.ones(height, bool)
+    for start, stop in ranges:
+        outside[start:stop] = False
+    return outside
+
+
+@pytest.mark.parametrize("framebuffer", [True, False])
+def test_changed_rows_cover_every_changed_row(screen: Xvfb, framebuffer: bool) -> None:
+    drawer = Drawer(screen.display, seed=9)
+    region = (37, 51, 300, 200)
+    with Capture(screen.display, track_damage=True, framebuffer=framebuffer) as cap:
+        assert cap.changed_rows is None  # nothing grabbed yet
+        assert cap.grab().shape[0] == 600 and cap.changed_rows == [(0, 600)]
+        previous = cap.grab(copy=True)
+        assert cap.changed_rows == []
+        for step in range(40):
+            drawer.random_ops(int(drawer.rng.integers(0, 3)))
+            grab_region = step % 3 == 0
+            frame = cap.grab(region if grab_region else None, copy=True)
+            before = previous[51:251, 37:337] if grab_region else previous
+            ranges = cap.changed_rows
+            assert ranges == sorted(ranges) and all(0 <= a < b <= len(frame) for a, b in ranges)
+            changed = (frame != before).any(axis=(1, 2))
+            assert not (changed & rows_outside(ranges, len(frame))).any(), f"step {step}"
+            previous = cap.grab(copy=True)  # a full grab: the next step compares against it
+    drawer.close()
+    with Capture(screen.display) as untracked:
+        untracked.grab()
+        assert untracked.changed_rows is None  # unknown without damage tracking
+
+
 def test_unchanged_screen_sends_no_request(screen: Xvfb) -> None:
     with Capture(screen.display, track_damage=True) as cap:
         first = cap.grab()

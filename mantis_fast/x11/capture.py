@@ -80,6 +80,7 @@ class Capture(XClient):
         framebuffer: bool = True,
     ) -> None:
         self.last_damage: list[Region] = []
+        self._last_region: Region | None = None
         self._lock = threading.Lock()
         self._want_framebuffer = bool(framebuffer)
         self._transport: Transport | None = None
@@ -245,6 +246,21 @@ class Capture(XClient):
                 raise self._lost(exc) from None
             return frame.copy() if copy else frame
 
+    @property
+    def changed_rows(self) -> list[tuple[int, int]] | None:
+        """Rows of the last grabbed image that changed since the grab before it (of any
+        region), as sorted disjoint ``(start, stop)`` ranges in that image's coordinates: what
+        an incremental consumer recomputes (``resize(..., changed_rows=)``,
+        ``PngEncoder.encode(..., changed_rows=)``). ``None`` when unknown: without damage
+        tracking, or before the first grab. A superset: nearby bands are merged."""
+        region = self._last_region
+        if self._damage is None or region is None:
+            return None
+        _, top, _, rows = region
+        bands = merge_row_bands(self.last_damage, self._height)
+        clipped = ((max(start, top), min(start + count, top + rows)) for start, count in bands)
+        return [(start - top, stop - top) for start, stop in clipped if start < stop]
+
     def grab_display(self, display_id: int, copy: bool = False) -> np.ndarray:
         """Capture one monitor (see ``monitors``) in its own, local, coordinates."""
         monitors = self.monitors
@@ -262,7 +278,13 @@ class Capture(XClient):
         self._handle_events()
         x, y, width, height = self._check_region(region)
         if self._damage is not None:
-            self._refresh_damaged()
+            try:
+                self._refresh_damaged()
+            except BaseException:
+                # Rectangles taken but maybe not copied: the next grab copies and reports all.
+                self._damage.mark_all(self._width, self._height)
+                raise
+            self._last_region = (x, y, width, height)
             return self._transport.frame[y : y + height, x : x + width]
         try:
             frame = self._transport.fetch(x, y, width, height)
