@@ -298,6 +298,52 @@ def test_png_round_trips_any_shape(height, width, channels, band_rows, threads, 
     assert encoder.bands_deflated == 1
 
 
+@pytest.mark.parametrize("width", [1, 3, 4, 5, 6, 7, 9, 17, 64, 131])
+@pytest.mark.parametrize("kind", ["BGRX_RGB", "RGBX_RGB", "BGRA_RGBA", "BGR_RGB", "COPY"])
+def test_scanline_kernel_simd_and_portable_rows_agree(width, kind):
+    from mantis_fast.pixels import _png
+
+    channels = 3 if kind == "BGR_RGB" else 4
+    src = noise((5, width * channels), seed=width)
+    out = 3 if kind in ("BGRX_RGB", "RGBX_RGB", "BGR_RGB") else 4
+    rows = {}
+    for simd in (True, False):
+        lines = np.full((5, 1 + width * out), 7, np.uint8)  # stale bytes must all be replaced
+        assert _png.fill_rows(src, lines, getattr(_png, kind), channels, 0, 5, False, simd)
+        rows[simd] = lines
+    np.testing.assert_array_equal(rows[True], rows[False])
+    pixels = src.reshape(5, width, channels)
+    order = {"BGRX_RGB": [2, 1, 0], "RGBX_RGB": [0, 1, 2], "BGRA_RGBA": [2, 1, 0, 3]}
+    order.update(BGR_RGB=[2, 1, 0], COPY=[0, 1, 2, 3])
+    expected = pixels[..., order[kind]]
+    np.testing.assert_array_equal(rows[True][:, 1:], expected.reshape(5, -1))
+    assert not rows[True][:, 0].any()
+    lines = rows[True]
+    assert not _png.fill_rows(src, lines, getattr(_png, kind), channels, 0, 5, True)
+    lines[3, -1] ^= 1
+    assert _png.fill_rows(src, lines, getattr(_png, kind), channels, 2, 4, True)
+    np.testing.assert_array_equal(lines, rows[False])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((7, 4, 0, 1), "kind 7"),
+        ((0, 4, 0, 9), r"rows 0..9 of 5x12 bytes"),
+        ((1, 3, 0, 1), "kind 1 with 3"),
+        ((0, 4, 3, 2), "rows 3..2"),
+    ],
+)
+def test_scanline_kernel_checks_its_arguments(args, message):
+    from mantis_fast.pixels import _png
+
+    kind, channels, y0, y1 = args
+    with pytest.raises(ValueError, match=message):
+        _png.fill_rows(
+            np.zeros((5, 12), np.uint8), np.zeros((5, 13), np.uint8), kind, channels, y0, y1, False
+        )
+
+
 def test_default_deflate_is_the_fastest_installed():
     assert next(iter(DEFLATERS)) == PNG_DEFLATE
     assert "zlib" in DEFLATERS

@@ -17,5 +17,6 @@ def fill_rows(
     y0: int,
     y1: int,
     compare: bool,
+    simd: bool = True,
 ) -> bool:
     """Write PNG scanlines ``lines[y0:y1]``; with ``compare``, whether any of them changed."""
