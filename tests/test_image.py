@@ -252,39 +252,48 @@ def test_area_matches_reference_random_crops_and_strides(data, channels, width, 
         assert (out[..., 3] == 255).all()
 
 
-@pytest.mark.parametrize("out_w", [2, 4, 6, 8, 10, 12, 14, 22, 66])
+# 1.5x and 2x on both axes have their own AVX2 kernels: whole blocks, then the tail pixels of
+# a row (2 or 4 pixels at 1.5x, 1 to 9 at 2x) through the same block code.
+SMALL_FACTOR_WIDTHS = [
+    *[((3, 2), out_w) for out_w in (2, 4, 6, 8, 10, 12, 14, 22, 66)],
+    *[((2, 1), out_w) for out_w in (1, 2, 3, 5, 8, 9, 10, 11, 17, 18, 19, 66)],
+]
+
+
+@pytest.mark.parametrize(("factor", "out_w"), SMALL_FACTOR_WIDTHS)
 @pytest.mark.parametrize("src_format", ["BGRX", "RGB"])
 @pytest.mark.parametrize("crop_x", [0, 1, 3])
-def test_area_three_to_two_rows_and_tails(out_w, src_format, crop_x, simd):
-    # 1.5x on both axes has its own kernel: whole blocks, then two or four tail pixels, from
-    # crops at any x in padded rows.
-    channels = len(src_format)
-    crop = (crop_x, 2, out_w * 3 // 2, 9)
-    src = screen_like(14, crop_x + crop[2] + 5, channels, seed=out_w)[1:]
+def test_area_small_factor_rows_and_tails(factor, out_w, src_format, crop_x, simd):
+    channels, (num, den) = len(src_format), factor
+    out_h = 3 * den  # two row pairs at 1.5x, three rows at 2x
+    crop = (crop_x, 2, out_w * num // den, out_h * num // den)
+    src = screen_like(crop[3] + 5, crop_x + crop[2] + 5, channels, seed=out_w)[1:]
     for out_format in OUT_FORMATS:
-        out = resize(src, (out_w, 6), crop=crop, out_format=out_format, src_format=src_format)
-        expected = convert_reference(area_reference(src, crop, out_w, 6), src_format, out_format)
-        np.testing.assert_array_equal(out, expected)
+        out = resize(src, (out_w, out_h), crop=crop, out_format=out_format, src_format=src_format)
+        native = area_reference(src, crop, out_w, out_h)
+        np.testing.assert_array_equal(out, convert_reference(native, src_format, out_format))
 
 
-def test_area_three_to_two_saturates_exactly(simd):
+@pytest.mark.parametrize("out_size", [(32, 20), (24, 15)])  # 1.5x, 2x
+def test_area_small_factors_saturate_exactly(out_size, simd):
     src = np.full((30, 48, 4), 255, np.uint8)
     src[::3, ::2] = 0
     src[1::3, 1::5] = 254
-    out = resize(src, (32, 20), out_format="BGRA", src_format="BGRA")
-    np.testing.assert_array_equal(out, area_reference(src, (0, 0, 48, 30), 32, 20))
+    out = resize(src, out_size, out_format="BGRA", src_format="BGRA")
+    np.testing.assert_array_equal(out, area_reference(src, (0, 0, 48, 30), *out_size))
 
 
 @given(
     data=st.data(),
     channels=st.sampled_from([3, 4]),
-    half_w=st.integers(1, 24),
-    half_h=st.integers(1, 6),
+    factor=st.sampled_from([(3, 2), (2, 1)]),
+    cells_w=st.integers(1, 24),
+    cells_h=st.integers(1, 6),
 )
 @SETTINGS
-def test_area_three_to_two_random_crops_and_strides(data, channels, half_w, half_h):
-    out_w, out_h = 2 * half_w, 2 * half_h
-    cw, ch = 3 * half_w, 3 * half_h
+def test_area_small_factor_random_crops_and_strides(data, channels, factor, cells_w, cells_h):
+    num, den = factor  # num source pixels to den output pixels on each axis
+    cw, ch, out_w, out_h = num * cells_w, num * cells_h, den * cells_w, den * cells_h
     cx = data.draw(st.integers(0, 7), label="crop x")
     cy = data.draw(st.integers(0, 3), label="crop y")
     pad = data.draw(st.integers(0, 9), label="row padding in pixels")
@@ -402,7 +411,7 @@ def test_out_is_filled_in_place_including_padded_rows():
 
 
 @pytest.mark.parametrize("method", ["area", "bilinear", "nearest"])
-@pytest.mark.parametrize("out_size", [(333, 211), (266, 198)])  # 1.5x: row pairs, not rows
+@pytest.mark.parametrize("out_size", [(333, 211), (266, 198), (199, 148)])  # any, 1.5x, 2x
 def test_thread_count_does_not_change_the_result(method, out_size):
     src = screen_like(297, 399, 4, seed=9)
     single = resize(src, out_size, method=method, threads=1)

@@ -17,9 +17,9 @@ for every reachable numerator (see ``area_rounding``).
 Area rows take one of three paths, each checked against the same exact reference in the tests:
 
 - AVX2 (``_resize_avx2.pxi``; compiled per function, chosen at run time when the CPU has it,
-  ``use_avx2(False)`` forbids it): 1.5x on both axes, the 1080p -> 720p case, reads each row
-  triple once and writes both output rows directly, in bytes and 16-bit lanes. Other
-  geometries take the SSE2 rows.
+  ``use_avx2(False)`` forbids it): 1.5x on both axes (1080p -> 720p) and 2x, straight from
+  the source rows to the output rows (a row triple to a row pair, a row pair to a row) in
+  bytes and 16-bit lanes, colour conversion included. Other geometries take the SSE2 rows.
 - SSE2 (``_resize_sse2.pxi``; every x86-64 build): a vertical pass into a 16-bit (or 32-bit)
   accumulated row, then a horizontal row kernel (pmaddwd over weight pairs, or plain adds for
   an integer factor), or both axes at once for exactly 2x.
@@ -440,27 +440,35 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef uint8_t* mine
     cdef uint32_t* packed
     cdef const uint8_t* top
-    # 1.5x on both axes (three source pixels to two, denominator 9): both output rows of a
-    # row pair straight from their three source rows, no accumulated row.
-    cdef bint thirds = (avx2 and cell_x == 3 and denom_y == 3 and 2 * crop_w == 3 * out_w
-                        and 2 * crop_h == 3 * out_h)
-    if thirds:
+    # 1.5x or 2x on both axes: output rows straight from their source rows (a row pair from
+    # three rows, or a row from two), no accumulated row; L goes through packed rows.
+    cdef bint thirds = avx2 and 2 * crop_w == 3 * out_w and 2 * crop_h == 3 * out_h
+    cdef bint halves = avx2 and crop_w == 2 * out_w and crop_h == 2 * out_h
+    cdef int direct_channels = 4 if out_channels == 1 else out_channels
+    cdef uint8_t* o0
+    cdef uint8_t* o1
+    cdef Py_ssize_t row
+    if thirds or halves:
         with nogil:
-            for i in prange(out_h // 2, num_threads=threads, schedule="dynamic",
-                            chunksize=ROWS_PER_CHUNK // 2):
-                top = base + 3 * i * stride
-                if out_channels == 1:
-                    mine = thread_scratch(scratch, threadid())
-                    packed = <uint32_t*>(mine + acc_bytes)
-                    mantis_area_rows_thirds(top, top + stride, top + 2 * stride, mine,
-                                            <uint8_t*>packed, out_w, channels, 4, multiplier16,
-                                            shift16, swap_rb, keep, fill)
-                    emit_row(<uint32_t*>mine, &out[2 * i, 0], out_w, 1)
-                    emit_row(packed, &out[2 * i + 1, 0], out_w, 1)
+            for i in prange(out_h // 2 if thirds else out_h, num_threads=threads,
+                            schedule="dynamic", chunksize=ROWS_PER_CHUNK // 2):
+                mine = thread_scratch(scratch, threadid())
+                row = 2 * i if thirds else i
+                o0 = mine if out_channels == 1 else &out[row, 0]
+                if thirds:
+                    o1 = mine + acc_bytes if out_channels == 1 else &out[row + 1, 0]
+                    top = base + 3 * i * stride
+                    mantis_area_rows_thirds(top, top + stride, top + 2 * stride, o0, o1, out_w,
+                                            channels, direct_channels, multiplier16, shift16,
+                                            swap_rb, keep, fill)
                 else:
-                    mantis_area_rows_thirds(top, top + stride, top + 2 * stride, &out[2 * i, 0],
-                                            &out[2 * i + 1, 0], out_w, channels, out_channels,
-                                            multiplier16, shift16, swap_rb, keep, fill)
+                    top = base + 2 * i * stride
+                    mantis_area_row_halves(top, top + stride, o0, out_w, channels,
+                                           direct_channels, swap_rb, keep, fill)
+                if out_channels == 1:
+                    emit_row(<uint32_t*>o0, &out[row, 0], out_w, 1)
+                    if thirds:
+                        emit_row(<uint32_t*>o1, &out[row + 1, 0], out_w, 1)
         return
     with nogil:
         mantis_clear_avx_upper()

@@ -20,24 +20,15 @@ cdef extern from *:
         return has_avx2;
     }
 
-    /* Exact area 3 -> 2 on both axes (1.5x, e.g. 1920x1080 -> 1280x720): three source rows
-       give two output rows, three source pixels two output pixels, with weights (2, 1) and
-       (1, 2) per axis, denominator 9. Everything stays in bytes and 16-bit lanes:
-
-       - horizontal, per source row: each 128-bit lane loads three pixels, pshufb pairs their
-         channels as (a, b) and (b, c), and pmaddubsw weighs them (4, 2) and (2, 4): twice the
-         horizontal sums, at most 1530, for two output pixels;
-       - vertical: 2 * row sum + 9 = (H0 + H0 + H1) + 9 and (H1 + H2 + H2) + 9, at most 4599;
-       - rounding: floor(s / 9 + 1/2) by the 16-bit multiply-shift of area_rounding16;
-       - output: packuswb then vpermq put row 0's four pixels in lane 0 and row 1's in lane 1,
-         one pshufb applies the byte order and drops to 3 bytes a pixel, or keeps 4 (masked,
-         alpha filled).
-
-       A block is four output pixels of both rows: six source pixels of three rows. */
+    /* The small-factor kernels below keep everything in bytes and 16-bit lanes: each 128-bit
+       lane loads a few source pixels, pshufb pairs the channels of neighbours and pmaddubsw
+       weighs the pairs (horizontal sums of two output pixels a lane), rows are added in 16-bit
+       lanes, and the rounded bytes go through one pshufb into the output byte order: 3 bytes a
+       pixel, or 4 masked and alpha filled. The same block code runs on zero-padded copies of
+       the last few pixels of a row, so no load or store leaves the rows. */
     typedef struct {
-        __m256i take, weights, nine, mult, keep, fill, emit;
-        __m128i shift;
-    } mantis_thirds;
+        __m256i take, weights, emit, keep, fill;
+    } mantis_small_area;
 
     __attribute__((target("avx2")))
     static inline __m256i mantis_load_lanes(const uint8_t *p, Py_ssize_t lane1) {
@@ -46,26 +37,66 @@ cdef extern from *:
             _mm_loadu_si128((const __m128i *)(p + lane1)), 1);
     }
 
-    /* Both output rows of one block: row 0's four pixels in lane 0, row 1's in lane 1, in the
-       output byte order (16 bytes a lane for 4 output channels, the first 12 for 3). Reads 16
-       bytes at p and at p + 3 * channels of each row. */
+    /* Twice-used step: a row's lanes shuffled into channel pairs and weighed. */
+    __attribute__((target("avx2")))
+    static inline __m256i mantis_pair_sums(const uint8_t *p, Py_ssize_t lane1,
+                                           const mantis_small_area *k) {
+        return _mm256_maddubs_epi16(_mm256_shuffle_epi8(mantis_load_lanes(p, lane1), k->take),
+                                    k->weights);
+    }
+
+    /* Four output pixels a lane (bytes, source channel order) -> output order, masked. */
+    __attribute__((target("avx2")))
+    static inline __m256i mantis_emit(__m256i q, const mantis_small_area *k) {
+        q = _mm256_shuffle_epi8(q, k->emit);
+        return _mm256_or_si256(_mm256_and_si256(q, k->keep), k->fill);
+    }
+
+    /* `take` and `weights` are the caller's; the rest follows the output layout. */
+    __attribute__((target("avx2")))
+    static void mantis_small_area_emit(mantis_small_area *k, int out_channels, int swap_rb,
+                                       uint32_t keep, uint32_t fill) {
+        const char z = (char)0x80;   /* pshufb: a zero byte */
+        const char b0 = swap_rb ? 2 : 0, b2 = swap_rb ? 0 : 2;
+        if (out_channels == 4) {
+            k->emit = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+                b0, 1, b2, 3, b0 + 4, 5, b2 + 4, 7, b0 + 8, 9, b2 + 8, 11,
+                b0 + 12, 13, b2 + 12, 15));
+            k->keep = _mm256_set1_epi32((int)keep);
+            k->fill = _mm256_set1_epi32((int)fill);
+        } else {
+            k->emit = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+                b0, 1, b2, b0 + 4, 5, b2 + 4, b0 + 8, 9, b2 + 8, b0 + 12, 13, b2 + 12,
+                z, z, z, z));
+            k->keep = _mm256_set1_epi32(-1);
+            k->fill = _mm256_setzero_si256();
+        }
+    }
+
+    /* Exact area 3 -> 2 on both axes (1.5x, e.g. 1920x1080 -> 1280x720): three source rows
+       give two output rows, three source pixels two output pixels, with weights (2, 1) and
+       (1, 2) per axis, denominator 9.
+
+       - horizontal: a lane's three pixels a, b, c pair as (a, b) and (b, c), weighed (4, 2)
+         and (2, 4): twice the horizontal sums, at most 1530;
+       - vertical: 2 * sum + 9 = (H0 + H0 + H1) + 9 and (H1 + H2 + H2) + 9, at most 4599;
+       - rounding: floor(s / 9 + 1/2) by the 16-bit multiply-shift of area_rounding16;
+       - packuswb then vpermq put row 0's four pixels in lane 0 and row 1's in lane 1.
+
+       A block is four output pixels of both rows: six source pixels of three rows, 16 bytes
+       read at p and p + 3 * channels of each. */
     __attribute__((target("avx2")))
     static inline __m256i mantis_thirds_block(const uint8_t *p0, const uint8_t *p1,
                                               const uint8_t *p2, Py_ssize_t lane1,
-                                              const mantis_thirds *k) {
-        __m256i h0 = _mm256_maddubs_epi16(
-            _mm256_shuffle_epi8(mantis_load_lanes(p0, lane1), k->take), k->weights);
-        __m256i h1 = _mm256_maddubs_epi16(
-            _mm256_shuffle_epi8(mantis_load_lanes(p1, lane1), k->take), k->weights);
-        __m256i h2 = _mm256_maddubs_epi16(
-            _mm256_shuffle_epi8(mantis_load_lanes(p2, lane1), k->take), k->weights);
-        __m256i n0 = _mm256_add_epi16(_mm256_add_epi16(h0, h0), _mm256_add_epi16(h1, k->nine));
-        __m256i n1 = _mm256_add_epi16(_mm256_add_epi16(h2, h2), _mm256_add_epi16(h1, k->nine));
-        __m256i q0 = _mm256_srl_epi16(_mm256_mulhi_epu16(n0, k->mult), k->shift);
-        __m256i q1 = _mm256_srl_epi16(_mm256_mulhi_epu16(n1, k->mult), k->shift);
-        __m256i q = _mm256_permute4x64_epi64(_mm256_packus_epi16(q0, q1), 0xD8);
-        q = _mm256_shuffle_epi8(q, k->emit);
-        return _mm256_or_si256(_mm256_and_si256(q, k->keep), k->fill);
+                                              const mantis_small_area *k, __m256i nine,
+                                              __m256i mult, __m128i shift) {
+        const __m256i h0 = mantis_pair_sums(p0, lane1, k), h1 = mantis_pair_sums(p1, lane1, k);
+        const __m256i h2 = mantis_pair_sums(p2, lane1, k);
+        __m256i n0 = _mm256_add_epi16(_mm256_add_epi16(h0, h0), _mm256_add_epi16(h1, nine));
+        __m256i n1 = _mm256_add_epi16(_mm256_add_epi16(h2, h2), _mm256_add_epi16(h1, nine));
+        __m256i q0 = _mm256_srl_epi16(_mm256_mulhi_epu16(n0, mult), shift);
+        __m256i q1 = _mm256_srl_epi16(_mm256_mulhi_epu16(n1, mult), shift);
+        return mantis_emit(_mm256_permute4x64_epi64(_mm256_packus_epi16(q0, q1), 0xD8), k);
     }
 
     /* Output rows o0, o1 (out_w pixels, out_w even) from source rows r0, r1, r2. */
@@ -75,8 +106,8 @@ cdef extern from *:
                                         int channels, int out_channels, uint32_t mult16,
                                         int shift16, int swap_rb, uint32_t keep,
                                         uint32_t fill) {
-        const char z = (char)0x80;   /* pshufb: a zero byte */
-        mantis_thirds k;
+        const char z = (char)0x80;
+        mantis_small_area k;
         if (channels == 4)
             k.take = _mm256_broadcastsi128_si256(_mm_setr_epi8(
                 0, 4, 1, 5, 2, 6, 3, 7, 4, 8, 5, 9, 6, 10, 7, 11));
@@ -85,44 +116,83 @@ cdef extern from *:
                 0, 3, 1, 4, 2, 5, z, z, 3, 6, 4, 7, 5, 8, z, z));
         k.weights = _mm256_broadcastsi128_si256(_mm_setr_epi8(
             4, 2, 4, 2, 4, 2, 4, 2, 2, 4, 2, 4, 2, 4, 2, 4));
-        k.nine = _mm256_set1_epi16(9);
-        k.mult = _mm256_set1_epi16((short)mult16);
-        k.shift = _mm_cvtsi32_si128(shift16 - 16);
-        const char b0 = swap_rb ? 2 : 0, b2 = swap_rb ? 0 : 2;
-        if (out_channels == 4) {
-            k.emit = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-                b0, 1, b2, 3, b0 + 4, 5, b2 + 4, 7, b0 + 8, 9, b2 + 8, 11,
-                b0 + 12, 13, b2 + 12, 15));
-            k.keep = _mm256_set1_epi32((int)keep);
-            k.fill = _mm256_set1_epi32((int)fill);
-        } else {
-            k.emit = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-                b0, 1, b2, b0 + 4, 5, b2 + 4, b0 + 8, 9, b2 + 8, b0 + 12, 13, b2 + 12,
-                z, z, z, z));
-            k.keep = _mm256_set1_epi32(-1);
-            k.fill = _mm256_setzero_si256();
-        }
+        mantis_small_area_emit(&k, out_channels, swap_rb, keep, fill);
+        const __m256i nine = _mm256_set1_epi16(9), mult = _mm256_set1_epi16((short)mult16);
+        const __m128i shift = _mm_cvtsi32_si128(shift16 - 16);
         const Py_ssize_t lane1 = 3 * channels, src_step = 6 * channels;
         const Py_ssize_t out_step = 4 * out_channels;
         Py_ssize_t j = 0, s = 0, o = 0;
         /* Whole blocks while their 16-byte loads and stores stay inside the rows. */
         for (; j + 6 <= out_w; j += 4, s += src_step, o += out_step) {
-            __m256i q = mantis_thirds_block(r0 + s, r1 + s, r2 + s, lane1, &k);
+            __m256i q = mantis_thirds_block(r0 + s, r1 + s, r2 + s, lane1, &k, nine, mult, shift);
             _mm_storeu_si128((__m128i *)(o0 + o), _mm256_castsi256_si128(q));
             _mm_storeu_si128((__m128i *)(o1 + o), _mm256_extracti128_si256(q, 1));
         }
-        /* The last two or four pixels: the same block through zero-padded copies. */
         for (; j < out_w; j += 4, s += src_step, o += out_step) {
             const Py_ssize_t pixels = out_w - j < 4 ? out_w - j : 4;
             const size_t in_bytes = (size_t)(pixels / 2 * 3 * channels);
             const size_t out_bytes = (size_t)(pixels * out_channels);
-            uint8_t a[32] = {0}, b[32] = {0}, c[32] = {0}, q_bytes[32];
+            uint8_t a[32] = {0}, b[32] = {0}, c[32] = {0}, q[32];
             memcpy(a, r0 + s, in_bytes);
             memcpy(b, r1 + s, in_bytes);
             memcpy(c, r2 + s, in_bytes);
-            _mm256_storeu_si256((__m256i *)q_bytes, mantis_thirds_block(a, b, c, lane1, &k));
-            memcpy(o0 + o, q_bytes, out_bytes);
-            memcpy(o1 + o, q_bytes + 16, out_bytes);
+            _mm256_storeu_si256((__m256i *)q,
+                                mantis_thirds_block(a, b, c, lane1, &k, nine, mult, shift));
+            memcpy(o0 + o, q, out_bytes);
+            memcpy(o1 + o, q + 16, out_bytes);
+        }
+    }
+
+    /* Exact area 2 -> 1 on both axes (2x): each lane's four source pixels pair as (a, b) and
+       (c, d) with weights 1, the two rows' sums are added and (s + 2) >> 2 rounds them
+       (floor(s / 4 + 1/2) exactly). A block is eight output pixels of one row, from sixteen
+       source pixels of two rows: 16 bytes read at p, p + 4 * channels, p + 8 * channels and
+       p + 12 * channels. */
+    __attribute__((target("avx2")))
+    static inline __m256i mantis_halves_block(const uint8_t *p0, const uint8_t *p1,
+                                              Py_ssize_t channels, const mantis_small_area *k) {
+        const __m256i two = _mm256_set1_epi16(2);
+        const Py_ssize_t lane1 = 4 * channels, half = 8 * channels;
+        __m256i a = _mm256_add_epi16(mantis_pair_sums(p0, lane1, k),
+                                     mantis_pair_sums(p1, lane1, k));
+        __m256i b = _mm256_add_epi16(mantis_pair_sums(p0 + half, lane1, k),
+                                     mantis_pair_sums(p1 + half, lane1, k));
+        a = _mm256_srli_epi16(_mm256_add_epi16(a, two), 2);
+        b = _mm256_srli_epi16(_mm256_add_epi16(b, two), 2);
+        return mantis_emit(_mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8), k);
+    }
+
+    /* Output row o (out_w pixels) from source rows r0, r1. */
+    __attribute__((target("avx2")))
+    static void mantis_area_row_halves(const uint8_t *r0, const uint8_t *r1, uint8_t *o,
+                                       Py_ssize_t out_w, int channels, int out_channels,
+                                       int swap_rb, uint32_t keep, uint32_t fill) {
+        const char z = (char)0x80;
+        mantis_small_area k;
+        if (channels == 4)
+            k.take = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+                0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15));
+        else
+            k.take = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+                0, 3, 1, 4, 2, 5, z, z, 6, 9, 7, 10, 8, 11, z, z));
+        k.weights = _mm256_set1_epi8(1);
+        mantis_small_area_emit(&k, out_channels, swap_rb, keep, fill);
+        const Py_ssize_t src_step = 16 * channels, out_half = 4 * out_channels;
+        Py_ssize_t j = 0, s = 0, b = 0;
+        for (; j + 10 <= out_w; j += 8, s += src_step, b += 2 * out_half) {
+            __m256i q = mantis_halves_block(r0 + s, r1 + s, channels, &k);
+            _mm_storeu_si128((__m128i *)(o + b), _mm256_castsi256_si128(q));
+            _mm_storeu_si128((__m128i *)(o + b + out_half), _mm256_extracti128_si256(q, 1));
+        }
+        for (; j < out_w; j += 8, s += src_step, b += 2 * out_half) {
+            const Py_ssize_t pixels = out_w - j < 8 ? out_w - j : 8;
+            uint8_t a[64] = {0}, c[64] = {0}, q[32];
+            memcpy(a, r0 + s, (size_t)(2 * pixels * channels));
+            memcpy(c, r1 + s, (size_t)(2 * pixels * channels));
+            _mm256_storeu_si256((__m256i *)q, mantis_halves_block(a, c, channels, &k));
+            /* lane 0 holds pixels 0..3, lane 1 pixels 4..7 */
+            memcpy(o + b, q, (size_t)((pixels < 4 ? pixels : 4) * out_channels));
+            if (pixels > 4) memcpy(o + b + out_half, q + 16, (size_t)((pixels - 4) * out_channels));
         }
     }
     #else
@@ -133,6 +203,9 @@ cdef extern from *:
                                         int channels, int out_channels, uint32_t mult16,
                                         int shift16, int swap_rb, uint32_t keep,
                                         uint32_t fill) {}
+    static void mantis_area_row_halves(const uint8_t *r0, const uint8_t *r1, uint8_t *o,
+                                       Py_ssize_t out_w, int channels, int out_channels,
+                                       int swap_rb, uint32_t keep, uint32_t fill) {}
     #endif
     """
     int MANTIS_AVX2
@@ -141,3 +214,6 @@ cdef extern from *:
                                  uint8_t* o0, uint8_t* o1, Py_ssize_t out_w, int channels,
                                  int out_channels, uint32_t mult16, int shift16, int swap_rb,
                                  uint32_t keep, uint32_t fill) noexcept nogil
+    void mantis_area_row_halves(const uint8_t* r0, const uint8_t* r1, uint8_t* o,
+                                Py_ssize_t out_w, int channels, int out_channels, int swap_rb,
+                                uint32_t keep, uint32_t fill) noexcept nogil
