@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 
 from mantis_fast import changed_bbox, encode_jpeg, encode_png, frame_hash, qwen_size, resize
-from mantis_fast.pixels.encode import DEFLATERS, PNG_DEFLATE
+from mantis_fast.pixels.encode import DEFLATERS, PNG_DEFLATE, PngEncoder
 
 
 def screen_frame(height: int, width: int, seed: int = 0) -> np.ndarray:
@@ -168,6 +168,31 @@ def test_mantis_png(benchmark, report_as, deflate):
         report_as(PNG, "subject", f"mantis_fast encode_png ({deflate})")
     data = benchmark(encode_png, SCREEN_720P, deflate=deflate)
     benchmark.extra_info["bytes"] = len(data)
+
+
+def test_mantis_png_one_thread(benchmark):
+    """The default deflate on one thread: one band, no helper (the floor on a busy machine)."""
+    benchmark.group = "encode PNG 1280x720"
+    benchmark.extra_info["bytes"] = len(benchmark(encode_png, SCREEN_720P, threads=1))
+
+
+@pytest.mark.parametrize("change", ["unchanged", "40 rows changed"])
+def test_mantis_png_encoder(benchmark, change):
+    """PngEncoder on the next frame of a stream: only the bands that changed are deflated
+    (found by comparing, as without X DAMAGE rectangles)."""
+    benchmark.group = "encode PNG 1280x720, next frame (PngEncoder)"
+    encoder = PngEncoder()
+    frames = [SCREEN_720P, SCREEN_720P.copy()]
+    if change != "unchanged":
+        frames[1][300:340, 200:900] = 255 - frames[1][300:340, 200:900]  # a repainted widget
+    encoder.encode(frames[0])
+    step = iter(range(10**9))
+
+    def next_frame():
+        return encoder.encode(frames[next(step) % 2])
+
+    benchmark.extra_info["bytes"] = len(benchmark(next_frame))
+    benchmark.extra_info["bands_deflated"] = encoder.bands_deflated
 
 
 @pytest.mark.parametrize("compress_level", [None, 1])

@@ -352,9 +352,14 @@ def encode_png(
     make_stream = _check_deflate(deflate)
     workers = _check_threads(threads)
     frame = _Frame(img, src_format)
-    raw = frame.height * frame.row_bytes
-    bands = 1 if workers == 1 else max(1, min(frame.height, raw // _BAND_BYTES))
-    frame.split(-(-frame.height // bands))
+    # One band per ~_BAND_BYTES: enough bands that the threads finish together (bands differ
+    # in cost), few enough that the per-band Python calls stay negligible.
+    count = (
+        1
+        if workers == 1
+        else max(1, min(frame.height, frame.height * frame.row_bytes // _BAND_BYTES))
+    )
+    frame.split(-(-frame.height // count))
     lines = np.empty((frame.height, frame.row_bytes), np.uint8)
     bands: list[tuple[bytes, int] | None] = [None] * (len(frame.edges) - 1)
     jobs = list(range(len(bands)))
