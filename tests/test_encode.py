@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import struct
 import zlib
 
@@ -271,6 +272,28 @@ def test_png_encoder_recovers_after_an_error():
     changed[0] = 0
     check_png(encoder.encode(changed, changed_rows=[]), changed[..., 2::-1])
     assert encoder.bands_deflated == 3  # started over: nothing was trusted
+
+
+def test_png_encoder_returns_the_same_bytes_for_an_unchanged_frame():
+    encoder = PngEncoder(band_rows=8)
+    frame = screen(30, 20)
+    first = encoder.encode(frame)
+    assert encoder.encode(frame.copy()) is first
+    assert encoder.bands_deflated == 0
+    assert encoder.encode(frame, changed_rows=[(0, 30)]) is first
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # 3.12+: fork with threads running
+def test_png_threads_work_in_a_forked_child():
+    frame = screen(720, 300)
+    expected = encode_png(frame, threads=2)  # the parent's helper thread exists now
+    pid = os.fork()
+    if pid == 0:  # the child: helper threads are started afresh, the result is the same
+        ok = encode_png(frame, threads=2) == expected and encode_png(frame) == expected
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 @given(

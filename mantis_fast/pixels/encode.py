@@ -196,6 +196,16 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
+def _forget_pool() -> None:
+    """In a forked child: the parent's helper threads do not exist there."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _run(task: Callable[[int], None], jobs: list[int], workers: int) -> None:
     """``task(j)`` for every ``j`` in ``jobs``, on this thread and up to ``workers - 1`` helper
     threads, each taking the next job when it finishes one (bands differ in cost: a photo
@@ -396,6 +406,7 @@ class PngEncoder:
         self._frame: _Frame | None = None
         self._lines = np.empty((0, 0), np.uint8)
         self._bands: list[tuple[bytes, int] | None] = []
+        self._png = b""  # the last output: returned again when no band changed
         self.bands_deflated = 0
         """How many bands the last ``encode`` deflated (the others were reused)."""
 
@@ -435,8 +446,10 @@ class PngEncoder:
             self.level,
             self.threads,
         )
+        if self.bands_deflated or not compare:
+            self._png = _assemble(frame, self._bands)
         self._frame = frame
-        return _assemble(frame, self._bands)
+        return self._png
 
     def _dirty(self, frame: _Frame, changed_rows: Any) -> list[int]:
         """Indices of the bands that overlap the row ranges, validated."""
