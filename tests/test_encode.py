@@ -443,6 +443,10 @@ def encode_rows(changed_rows):
         (lambda: encode_rows([(0, 1, 2)]), r"got \(0, 1, 2\)"),
         (lambda: encode_rows([(0.0, 1)]), r"got \(0.0, 1\)"),
         (lambda: encode_rows([3]), "got 3"),
+        (
+            lambda: PngEncoder().encode(np.zeros((4, 4), np.uint8), changed_rows=[(0, 5)]),
+            r"stop <= 4, got \(0, 5\)",  # checked on the first frame too
+        ),
         (lambda: encode_jpeg(np.zeros((4, 4, 3), np.uint8), quality=0), "quality must be"),
         (lambda: encode_webp(np.zeros((4, 4, 3), np.uint8), method=7), "method must be"),
         (lambda: encode_webp(np.zeros((4, 4, 3), np.uint8), lossless=1), "lossless must be"),
