@@ -175,11 +175,42 @@ def test_png_every_deflater_banded(deflate, level, monkeypatch):
     check_png(encode_png(frame, deflate=deflate, level=level, threads=2), frame[..., 2::-1])
 
 
-def test_png_bands_are_smaller_or_close_to_one_stream():
+def test_png_bytes_do_not_depend_on_threads_and_bands_cost_no_size():
     frame = screen(720, 1280, seed=3)[..., :3].copy()
-    one = len(encode_png(frame, threads=1))
-    banded = len(encode_png(frame, threads=2))
-    assert banded < one * 1.02
+    banded = encode_png(frame)
+    assert all(encode_png(frame, threads=n) == banded for n in (1, 2, 3))
+    lines = np.concatenate([np.zeros((720, 1), np.uint8), frame.reshape(720, -1)], axis=1)
+    one_stream = zlib.compress(lines.tobytes(), 1)
+    assert len(banded) < len(one_stream) * 1.02
+
+
+def test_pace_uses_the_faster_and_retries_the_other():
+    pace = encode_module._Pace()
+    assert pace.workers(2) == 2  # all threads measured first, then one
+    pace.record(2, 2.0, 1000)
+    assert pace.workers(2) == 1
+    pace.record(1, 3.0, 1000)
+    chosen = [pace.workers(2) for _ in range(2 * pace.RETRY)]
+    assert chosen.count(1) == 2 and chosen.count(2) == 2 * pace.RETRY - 2
+    for _ in range(4):  # threads get slow (a busy core): one thread wins
+        pace.record(2, 6.0, 1000)
+    chosen = [pace.workers(2) for _ in range(pace.RETRY)]
+    assert chosen.count(2) == 1 and chosen.count(1) == pace.RETRY - 1
+    assert pace.workers(1) == 1
+
+
+def test_default_threads_follow_the_pace(monkeypatch):
+    pace = encode_module._Pace()
+    monkeypatch.setattr(encode_module, "_ONE_SHOT_PACE", pace)
+    monkeypatch.setattr(encode_module, "_BAND_BYTES", 4096)
+    frame = screen(64, 64)
+    for _ in range(3):
+        check_png(encode_png(frame), frame[..., 2::-1])
+    assert pace.calls == 3 and all(pace.cost)
+    small = screen(3, 3)  # one band: nothing to time
+    encode_png(small)
+    encode_png(frame, threads=2)  # explicit threads: not timed either
+    assert pace.calls == 3
 
 
 @pytest.mark.parametrize("case", list(CASES))

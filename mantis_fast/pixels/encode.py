@@ -46,6 +46,7 @@ import io
 import os
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -233,6 +234,41 @@ def _run(task: Callable[[int], None], jobs: list[int], workers: int) -> None:
                 helper.result()
 
 
+class _Pace:
+    """Whether helper threads pay off right now, for ``threads=None``.
+
+    On an idle machine two threads deflate a frame in about 60% of one thread's time; when
+    another process keeps the second core busy, the threads take turns on one core and the
+    GIL handoffs make them slower than one thread (up to 1.5x measured). So both are timed:
+    a moving average of seconds per raw byte for one thread and for all of them; the faster
+    is used, and the other is tried again every ``RETRY``-th call to notice a change of load.
+    """
+
+    RETRY = 16
+
+    def __init__(self) -> None:
+        self.cost = [0.0, 0.0]  # [one thread, all threads]; 0.0 until measured
+        self.calls = 0
+
+    def workers(self, cpus: int) -> int:
+        self.calls += 1
+        one, many = self.cost
+        if not many or not one:
+            return cpus if not many else 1
+        threaded = many <= one
+        if self.calls % self.RETRY == 0:
+            threaded = not threaded
+        return cpus if threaded else 1
+
+    def record(self, workers: int, seconds: float, nbytes: int) -> None:
+        mode = int(workers > 1)
+        sample = seconds / max(1, nbytes)
+        old = self.cost[mode]
+        self.cost[mode] = sample if not old else 0.5 * old + 0.5 * sample
+
+
+_ONE_SHOT_PACE = _Pace()
+
 # Source channel order and output mode -> the scanline kernel's conversion.
 _KIND = {
     ("L", None): _png.COPY,
@@ -288,6 +324,7 @@ def _deflate_bands(
     make_stream: Callable[[int], Any],
     level: int,
     workers: int,
+    pace: _Pace | None = None,
 ) -> int:
     """Convert the source rows of each band in ``jobs`` into ``lines`` and deflate the band
     into ``bands[j]``; with ``compare``, only the bands whose scanlines changed are deflated.
@@ -312,7 +349,14 @@ def _deflate_bands(
         stream = make_stream(level)
         bands[j] = (stream.compress(data) + stream.flush(zlib.Z_SYNC_FLUSH), _adler32(data))
 
-    _run(task, jobs, workers)
+    if pace is None or len(jobs) < 2 or workers < 2:
+        _run(task, jobs, workers)
+    else:
+        workers = pace.workers(workers)
+        start = time.perf_counter()
+        _run(task, jobs, workers)
+        rows = sum(edges[j + 1] - edges[j] for j in jobs)
+        pace.record(workers, time.perf_counter() - start, rows * frame.row_bytes)
     return len(jobs)
 
 
@@ -358,9 +402,10 @@ def encode_png(
 
     ``level`` is zlib's 0..9 (ISA-L maps 0-1, 2-5, 6-9 onto its 1, 2, 3); ``deflate`` picks
     an implementation from ``DEFLATERS`` (default ``PNG_DEFLATE``, the fastest installed).
-    ``threads`` (default: the CPUs this process may use) deflate row bands in parallel; one
-    thread writes a single band. For a stream of frames, ``PngEncoder`` re-deflates only the
-    bands that changed.
+    ``threads`` deflate row bands in parallel (default: the CPUs this process may use, or
+    one while helper threads are measured slower, see ``_Pace``). The bands depend only on
+    the image, so the bytes do not depend on ``threads``. For a stream of frames,
+    ``PngEncoder`` re-deflates only the bands that changed.
     """
     level = _check_level(level, "level", 0, 9)
     make_stream = _check_deflate(deflate)
@@ -368,16 +413,13 @@ def encode_png(
     frame = _Frame(img, src_format)
     # One band per ~_BAND_BYTES: enough bands that the threads finish together (bands differ
     # in cost), few enough that the per-band Python calls stay negligible.
-    count = (
-        1
-        if workers == 1
-        else max(1, min(frame.height, frame.height * frame.row_bytes // _BAND_BYTES))
-    )
+    count = max(1, min(frame.height, frame.height * frame.row_bytes // _BAND_BYTES))
     frame.split(-(-frame.height // count))
     lines = np.empty((frame.height, frame.row_bytes), np.uint8)
     bands: list[tuple[bytes, int] | None] = [None] * (len(frame.edges) - 1)
     jobs = list(range(len(bands)))
-    _deflate_bands(img, frame, lines, bands, jobs, False, make_stream, level, workers)
+    pace = _ONE_SHOT_PACE if threads is None else None
+    _deflate_bands(img, frame, lines, bands, jobs, False, make_stream, level, workers, pace)
     return _assemble(frame, bands)
 
 
@@ -392,7 +434,8 @@ class PngEncoder:
     same bands. A frame of another size or pixel format starts over. Not thread-safe: one
     encoder per stream.
 
-    ``level``, ``deflate`` and ``threads`` are as for ``encode_png``.
+    ``level``, ``deflate`` and ``threads`` are as for ``encode_png`` (the encoder times
+    its own threads).
     """
 
     def __init__(
@@ -407,6 +450,7 @@ class PngEncoder:
         self._make_stream = _check_deflate(deflate)
         self.band_rows = _check_level(band_rows, "band_rows", 1, MAX_SIDE)
         self.threads = _check_threads(threads)
+        self._pace = _Pace() if threads is None else None
         self._frame: _Frame | None = None
         self._lines = np.empty((0, 0), np.uint8)
         self._bands: list[tuple[bytes, int] | None] = []
@@ -448,6 +492,7 @@ class PngEncoder:
             self._make_stream,
             self.level,
             self.threads,
+            self._pace,
         )
         if self.bands_deflated or not compare:
             self._png = _assemble(frame, self._bands)
