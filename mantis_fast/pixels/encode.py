@@ -48,6 +48,7 @@ import struct
 import threading
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
@@ -239,32 +240,33 @@ class _Pace:
 
     On an idle machine two threads deflate a frame in about 60% of one thread's time; when
     another process keeps the second core busy, the threads take turns on one core and the
-    GIL handoffs make them slower than one thread (up to 1.5x measured). So both are timed:
-    a moving average of seconds per raw byte for one thread and for all of them; the faster
-    is used, and the other is tried again every ``RETRY``-th call to notice a change of load.
+    GIL handoffs make them slower than one thread (up to 1.5x measured). So both are timed,
+    in seconds per raw byte: the median of each mode's last few calls (one slow call does
+    not flip the choice) picks the faster, and the other is tried again every ``RETRY``-th
+    call to notice a change of load.
     """
 
     RETRY = 16
 
     def __init__(self) -> None:
-        self.cost = [0.0, 0.0]  # [one thread, all threads]; 0.0 until measured
+        self.samples: tuple[deque[float], deque[float]] = (deque(maxlen=5), deque(maxlen=5))
         self.calls = 0
+
+    def cost(self, threaded: bool) -> float | None:
+        recent = sorted(self.samples[threaded])
+        return recent[(len(recent) - 1) // 2] if recent else None
 
     def workers(self, cpus: int) -> int:
         self.calls += 1
-        one, many = self.cost
-        if not many or not one:
-            return cpus if not many else 1
-        threaded = many <= one
-        if self.calls % self.RETRY == 0:
-            threaded = not threaded
+        one, many = self.cost(False), self.cost(True)
+        if one is None or many is None:
+            threaded = many is None
+        else:
+            threaded = (many <= one) != (self.calls % self.RETRY == 0)
         return cpus if threaded else 1
 
     def record(self, workers: int, seconds: float, nbytes: int) -> None:
-        mode = int(workers > 1)
-        sample = seconds / max(1, nbytes)
-        old = self.cost[mode]
-        self.cost[mode] = sample if not old else 0.5 * old + 0.5 * sample
+        self.samples[workers > 1].append(seconds / max(1, nbytes))
 
 
 _ONE_SHOT_PACE = _Pace()
