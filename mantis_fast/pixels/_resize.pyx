@@ -17,9 +17,11 @@ for every reachable numerator (see ``area_rounding``).
 Area rows take one of three paths, each checked against the same exact reference in the tests:
 
 - AVX2 (``_resize_avx2.pxi``; compiled per function, chosen at run time when the CPU has it,
-  ``use_avx2(False)`` forbids it): 1.5x on both axes (1080p -> 720p) and 2x, straight from
+  ``use_avx2(False)`` forbids it): 1.5x on both axes (1080p -> 720p) and 2x go straight from
   the source rows to the output rows (a row triple to a row pair, a row pair to a row) in
-  bytes and 16-bit lanes, colour conversion included. Other geometries take the SSE2 rows.
+  bytes and 16-bit lanes, colour conversion included; other geometries with 16-bit vertical
+  sums take an AVX2 vertical pass and horizontal row (two output pixels a register), the
+  rest the SSE2 rows.
 - SSE2 (``_resize_sse2.pxi``; every x86-64 build): a vertical pass into a 16-bit (or 32-bit)
   accumulated row, then a horizontal row kernel (pmaddwd over weight pairs, or plain adds for
   an integer factor), or both axes at once for exactly 2x.
@@ -450,6 +452,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef Py_ssize_t row
     if thirds or halves:
         with nogil:
+            mantis_clear_avx_upper()
             for i in prange(out_h // 2 if thirds else out_h, num_threads=threads,
                             schedule="dynamic", chunksize=ROWS_PER_CHUNK // 2):
                 mine = thread_scratch(scratch, threadid())
@@ -484,12 +487,21 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                 area_horizontal_wide(<uint32_t*>mine, packed, out_w, &xs[0], &xw[0, 0],
                                      taps_x, denom, &layout)
             elif narrow:
-                area_vertical(base + ys[i] * stride, stride, &yw[i, 0], ycount[i], box_y,
-                              <uint16_t*>mine, n)
+                if avx2:
+                    mantis_area_vertical16_avx2(base + ys[i] * stride, stride, &yw[i, 0],
+                                                ycount[i], box_y, <uint16_t*>mine, n)
+                else:
+                    area_vertical(base + ys[i] * stride, stride, &yw[i, 0], ycount[i], box_y,
+                                  <uint16_t*>mine, n)
                 if simd and box_x:
                     mantis_area_hrow_box(<uint16_t*>mine, packed, out_w, &xs[0], cell_x,
                                          channels, <uint32_t>denom, <uint32_t>multiplier,
                                          shift, multiplier16, shift16, swap_rb, keep, fill)
+                elif avx2:
+                    mantis_area_hrow16_avx2(<uint16_t*>mine, packed, out_w, &xs[0],
+                                            &xpairs[0, 0, 0], npairs, cell_x, channels,
+                                            <uint32_t>denom, <uint32_t>multiplier, shift,
+                                            multiplier16, shift16, swap_rb, keep, fill)
                 elif simd:
                     mantis_area_hrow16(<uint16_t*>mine, packed, out_w, &xs[0], &xpairs[0, 0, 0],
                                        npairs, cell_x, channels, <uint32_t>denom,

@@ -5,7 +5,7 @@
 # MANTIS_AVX2 is 0 and these are empty stubs that are never called. Every kernel is checked
 # against an exact reference in tests/test_image.py, next to the SSE2 and Cython rows.
 
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport int16_t, int32_t, uint8_t, uint16_t, uint32_t
 
 cdef extern from *:
     """
@@ -192,7 +192,127 @@ cdef extern from *:
             _mm256_storeu_si256((__m256i *)q, mantis_halves_block(a, c, channels, &k));
             /* lane 0 holds pixels 0..3, lane 1 pixels 4..7 */
             memcpy(o + b, q, (size_t)((pixels < 4 ? pixels : 4) * out_channels));
-            if (pixels > 4) memcpy(o + b + out_half, q + 16, (size_t)((pixels - 4) * out_channels));
+            if (pixels > 4)
+                memcpy(o + b + out_half, q + 16, (size_t)((pixels - 4) * out_channels));
+        }
+    }
+
+    /* The SSE2 horizontal row mantis_area_hrow16 (any geometry with 16-bit vertical sums),
+       two output pixels a register: lanes hold pixels (j, j + 2) in one register and
+       (j + 1, j + 3) in the other, so after packssdw lane 0 holds pixels j, j + 1 and lane 1
+       pixels j + 2, j + 3, and one vpermq puts the four packed words in order. The last
+       out_w % 4 pixels go through the SSE2 row. */
+    __attribute__((target("avx2")))
+    static inline __m256i mantis_load_two(const void *lo, const void *hi) {
+        return _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)lo)),
+            _mm_loadu_si128((const __m128i *)hi), 1);
+    }
+
+    #define MANTIS_SUM16_AVX2(CH, NPAIRS, PA, PB, WA, WB, S) do {                          \
+            const uint16_t *pa_ = (PA), *pb_ = (PB);                                       \
+            const int16_t *wa_ = (WA), *wb_ = (WB);                                        \
+            __m256i s_ = bias;                                                             \
+            for (Py_ssize_t t_ = 0; t_ < (NPAIRS); t_++) {                                 \
+                __m256i x_ = _mm256_xor_si256(mantis_load_two(pa_, pb_), flip);            \
+                x_ = _mm256_unpacklo_epi16(x_, _mm256_srli_si256(x_, 2 * (CH)));           \
+                s_ = _mm256_add_epi32(s_, _mm256_madd_epi16(x_, mantis_load_two(wa_, wb_))); \
+                pa_ += 2 * (CH); pb_ += 2 * (CH); wa_ += 8; wb_ += 8;                      \
+            }                                                                              \
+            (S) = s_;                                                                      \
+        } while (0)
+
+    #define MANTIS_AREA_ROW_AVX2(CH, NPAIRS) do {                                          \
+            for (; j + 4 <= out_w; j += 4) {                                               \
+                const int16_t *w_ = pairs + 8 * npairs * j;                                \
+                __m256i sa, sb, q;                                                         \
+                MANTIS_SUM16_AVX2(CH, NPAIRS, acc + (CH) * (Py_ssize_t)xs[j],              \
+                                  acc + (CH) * (Py_ssize_t)xs[j + 2], w_,                  \
+                                  w_ + 16 * npairs, sa);                                   \
+                MANTIS_SUM16_AVX2(CH, NPAIRS, acc + (CH) * (Py_ssize_t)xs[j + 1],          \
+                                  acc + (CH) * (Py_ssize_t)xs[j + 3], w_ + 8 * npairs,     \
+                                  w_ + 24 * npairs, sb);                                   \
+                if (small) {                                                               \
+                    __m256i s = _mm256_packs_epi32(sa, sb);                                \
+                    __m256i n = _mm256_add_epi16(_mm256_add_epi16(s, s), d16);             \
+                    q = _mm256_srl_epi16(_mm256_mulhi_epu16(n, m16), k16);                 \
+                } else {                                                                   \
+                    q = _mm256_packs_epi32(mantis_round32_avx2(sa, d32, m32, k32),         \
+                                           mantis_round32_avx2(sb, d32, m32, k32));        \
+                }                                                                          \
+                if (swap_rb)                                                               \
+                    q = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(q, 0xC6), 0xC6);     \
+                q = _mm256_permute4x64_epi64(_mm256_packus_epi16(q, q), 0x08);             \
+                _mm_storeu_si128((__m128i *)(packed + j),                                  \
+                                 _mm_or_si128(_mm_and_si128(_mm256_castsi256_si128(q), k4), \
+                                              f4));                                        \
+            }                                                                              \
+        } while (0)
+
+    __attribute__((target("avx2")))
+    static inline __m256i mantis_round32_avx2(__m256i s, __m256i d, __m256i m, __m128i k) {
+        __m256i n = _mm256_add_epi32(_mm256_add_epi32(s, s), d);
+        __m256i q02 = _mm256_srl_epi64(_mm256_mul_epu32(n, m), k);
+        __m256i q13 = _mm256_srl_epi64(_mm256_mul_epu32(_mm256_srli_epi64(n, 32), m), k);
+        return _mm256_or_si256(q02, _mm256_slli_epi64(q13, 32));
+    }
+
+    __attribute__((target("avx2")))
+    static void mantis_area_hrow16_avx2(const uint16_t *acc, uint32_t *packed,
+                                        Py_ssize_t out_w, const int32_t *xs,
+                                        const int16_t *pairs, Py_ssize_t npairs, uint32_t cell,
+                                        int channels, uint32_t denom, uint32_t mult, int shift,
+                                        uint32_t mult16, int shift16, int swap_rb,
+                                        uint32_t keep, uint32_t fill) {
+        const __m256i flip = _mm256_set1_epi16((short)0x8000);
+        const __m256i bias = _mm256_set1_epi32((int)(32768u * cell));
+        const __m256i d32 = _mm256_set1_epi32((int)denom), m32 = _mm256_set1_epi32((int)mult);
+        const __m256i d16 = _mm256_set1_epi16((short)denom);
+        const __m256i m16 = _mm256_set1_epi16((short)mult16);
+        const __m128i k32 = _mm_cvtsi32_si128(shift), k16 = _mm_cvtsi32_si128(shift16 - 16);
+        const __m128i k4 = _mm_set1_epi32((int)keep), f4 = _mm_set1_epi32((int)fill);
+        const int small = mult16 != 0;
+        Py_ssize_t j = 0;
+        /* Two pairs (three or four taps: shrinking by 1x to 3x, the usual sizes) unrolled. */
+        if (channels == 4 && npairs == 2) MANTIS_AREA_ROW_AVX2(4, 2);
+        else if (channels == 4) MANTIS_AREA_ROW_AVX2(4, npairs);
+        else if (npairs == 2) MANTIS_AREA_ROW_AVX2(3, 2);
+        else MANTIS_AREA_ROW_AVX2(3, npairs);
+        if (j < out_w)
+            mantis_area_hrow16(acc, packed + j, out_w - j, xs + j, pairs + 8 * npairs * j,
+                               npairs, cell, channels, denom, mult, shift, mult16, shift16,
+                               swap_rb, keep, fill);
+    }
+
+    /* The vertical pass into 16-bit sums (area_vertical with vertical denominators <= 257):
+       sixteen columns at a time summed over all the cell's rows in a register, so the row is
+       written once. Products and sums fit 16 bits (at most 255 * 257). */
+    __attribute__((target("avx2")))
+    static void mantis_area_vertical16_avx2(const uint8_t *top, Py_ssize_t stride,
+                                            const uint32_t *wy, Py_ssize_t rows, int unit,
+                                            uint16_t *acc, Py_ssize_t n) {
+        Py_ssize_t e = 0;
+        for (; e + 32 <= n; e += 32) {
+            const uint8_t *row = top + e;
+            __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+            for (Py_ssize_t t = 0; t < rows; t++, row += stride) {
+                __m256i a = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)row));
+                __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(row + 16)));
+                if (!unit) {
+                    const __m256i w = _mm256_set1_epi16((short)wy[t]);
+                    a = _mm256_mullo_epi16(a, w);
+                    b = _mm256_mullo_epi16(b, w);
+                }
+                lo = _mm256_add_epi16(lo, a);
+                hi = _mm256_add_epi16(hi, b);
+            }
+            _mm256_storeu_si256((__m256i *)(acc + e), lo);
+            _mm256_storeu_si256((__m256i *)(acc + e + 16), hi);
+        }
+        for (; e < n; e++) {
+            uint32_t sum = 0;
+            for (Py_ssize_t t = 0; t < rows; t++) sum += wy[t] * top[t * stride + e];
+            acc[e] = (uint16_t)sum;
         }
     }
     #else
@@ -206,6 +326,15 @@ cdef extern from *:
     static void mantis_area_row_halves(const uint8_t *r0, const uint8_t *r1, uint8_t *o,
                                        Py_ssize_t out_w, int channels, int out_channels,
                                        int swap_rb, uint32_t keep, uint32_t fill) {}
+    static void mantis_area_hrow16_avx2(const uint16_t *acc, uint32_t *packed,
+                                        Py_ssize_t out_w, const int32_t *xs,
+                                        const int16_t *pairs, Py_ssize_t npairs, uint32_t cell,
+                                        int channels, uint32_t denom, uint32_t mult, int shift,
+                                        uint32_t mult16, int shift16, int swap_rb,
+                                        uint32_t keep, uint32_t fill) {}
+    static void mantis_area_vertical16_avx2(const uint8_t *top, Py_ssize_t stride,
+                                            const uint32_t *wy, Py_ssize_t rows, int unit,
+                                            uint16_t *acc, Py_ssize_t n) {}
     #endif
     """
     int MANTIS_AVX2
@@ -217,3 +346,11 @@ cdef extern from *:
     void mantis_area_row_halves(const uint8_t* r0, const uint8_t* r1, uint8_t* o,
                                 Py_ssize_t out_w, int channels, int out_channels, int swap_rb,
                                 uint32_t keep, uint32_t fill) noexcept nogil
+    void mantis_area_hrow16_avx2(const uint16_t* acc, uint32_t* packed, Py_ssize_t out_w,
+                                 const int32_t* xs, const int16_t* pairs, Py_ssize_t npairs,
+                                 uint32_t cell, int channels, uint32_t denom, uint32_t mult,
+                                 int shift, uint32_t mult16, int shift16, int swap_rb,
+                                 uint32_t keep, uint32_t fill) noexcept nogil
+    void mantis_area_vertical16_avx2(const uint8_t* top, Py_ssize_t stride, const uint32_t* wy,
+                                     Py_ssize_t rows, int unit, uint16_t* acc,
+                                     Py_ssize_t n) noexcept nogil
