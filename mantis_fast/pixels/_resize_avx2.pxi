@@ -45,11 +45,12 @@ cdef extern from *:
                                     k->weights);
     }
 
-    /* Four output pixels a lane (bytes, source channel order) -> output order, masked. */
-    __attribute__((target("avx2")))
-    static inline __m256i mantis_emit(__m256i q, const mantis_small_area *k) {
+    /* Four output pixels a lane (bytes, source channel order) -> output order, masked and
+       filled for 4 output channels (`masked` is a constant wherever this is inlined). */
+    __attribute__((target("avx2"), always_inline))
+    static inline __m256i mantis_emit(__m256i q, const mantis_small_area *k, const int masked) {
         q = _mm256_shuffle_epi8(q, k->emit);
-        return _mm256_or_si256(_mm256_and_si256(q, k->keep), k->fill);
+        return masked ? _mm256_or_si256(_mm256_and_si256(q, k->keep), k->fill) : q;
     }
 
     /* `take` and `weights` are the caller's; the rest follows the output layout. */
@@ -80,23 +81,46 @@ cdef extern from *:
        - horizontal: a lane's three pixels a, b, c pair as (a, b) and (b, c), weighed (4, 2)
          and (2, 4): twice the horizontal sums, at most 1530;
        - vertical: 2 * sum + 9 = (H0 + H0 + H1) + 9 and (H1 + H2 + H2) + 9, at most 4599;
-       - rounding: floor(s / 9 + 1/2) by the 16-bit multiply-shift of area_rounding16;
+       - rounding: floor(s / 9 + 1/2) by the 16-bit multiply-shift of area_rounding16, which
+         is (7282, 17) for 9: the multiplier is even, so pmulhuw by 3641 alone (a shift of
+         exactly 16) gives the same quotients;
        - packuswb then vpermq put row 0's four pixels in lane 0 and row 1's in lane 1.
 
        A block is four output pixels of both rows: six source pixels of three rows, 16 bytes
        read at p and p + 3 * channels of each. */
-    __attribute__((target("avx2")))
+    __attribute__((target("avx2"), always_inline))
     static inline __m256i mantis_thirds_block(const uint8_t *p0, const uint8_t *p1,
                                               const uint8_t *p2, Py_ssize_t lane1,
                                               const mantis_small_area *k, __m256i nine,
-                                              __m256i mult, __m128i shift) {
+                                              __m256i mult, const int masked) {
         const __m256i h0 = mantis_pair_sums(p0, lane1, k), h1 = mantis_pair_sums(p1, lane1, k);
         const __m256i h2 = mantis_pair_sums(p2, lane1, k);
         __m256i n0 = _mm256_add_epi16(_mm256_add_epi16(h0, h0), _mm256_add_epi16(h1, nine));
         __m256i n1 = _mm256_add_epi16(_mm256_add_epi16(h2, h2), _mm256_add_epi16(h1, nine));
-        __m256i q0 = _mm256_srl_epi16(_mm256_mulhi_epu16(n0, mult), shift);
-        __m256i q1 = _mm256_srl_epi16(_mm256_mulhi_epu16(n1, mult), shift);
-        return mantis_emit(_mm256_permute4x64_epi64(_mm256_packus_epi16(q0, q1), 0xD8), k);
+        __m256i q0 = _mm256_mulhi_epu16(n0, mult), q1 = _mm256_mulhi_epu16(n1, mult);
+        return mantis_emit(_mm256_permute4x64_epi64(_mm256_packus_epi16(q0, q1), 0xD8), k,
+                           masked);
+    }
+
+    /* Whole blocks from output pixel 0 while their 16-byte loads and stores stay inside the
+       rows; returns the first pixel left. */
+    __attribute__((target("avx2"), always_inline))
+    static inline Py_ssize_t mantis_thirds_blocks(const uint8_t *r0, const uint8_t *r1,
+                                                  const uint8_t *r2, uint8_t *o0, uint8_t *o1,
+                                                  Py_ssize_t out_w, Py_ssize_t channels,
+                                                  Py_ssize_t out_channels,
+                                                  const mantis_small_area *k, __m256i nine,
+                                                  __m256i mult, const int masked) {
+        const Py_ssize_t lane1 = 3 * channels, src_step = 6 * channels;
+        const Py_ssize_t out_step = 4 * out_channels;
+        Py_ssize_t j = 0, s = 0, o = 0;
+        for (; j + 6 <= out_w; j += 4, s += src_step, o += out_step) {
+            __m256i q = mantis_thirds_block(r0 + s, r1 + s, r2 + s, lane1, k, nine, mult,
+                                            masked);
+            _mm_storeu_si128((__m128i *)(o0 + o), _mm256_castsi256_si128(q));
+            _mm_storeu_si128((__m128i *)(o1 + o), _mm256_extracti128_si256(q, 1));
+        }
+        return j;
     }
 
     /* Output rows o0, o1 (out_w pixels, out_w even) from source rows r0, r1, r2. */
@@ -117,17 +141,15 @@ cdef extern from *:
         k.weights = _mm256_broadcastsi128_si256(_mm_setr_epi8(
             4, 2, 4, 2, 4, 2, 4, 2, 2, 4, 2, 4, 2, 4, 2, 4));
         mantis_small_area_emit(&k, out_channels, swap_rb, keep, fill);
-        const __m256i nine = _mm256_set1_epi16(9), mult = _mm256_set1_epi16((short)mult16);
-        const __m128i shift = _mm_cvtsi32_si128(shift16 - 16);
+        const __m256i nine = _mm256_set1_epi16(9);
+        const __m256i mult = _mm256_set1_epi16((short)(mult16 >> (shift16 - 16)));
         const Py_ssize_t lane1 = 3 * channels, src_step = 6 * channels;
         const Py_ssize_t out_step = 4 * out_channels;
-        Py_ssize_t j = 0, s = 0, o = 0;
-        /* Whole blocks while their 16-byte loads and stores stay inside the rows. */
-        for (; j + 6 <= out_w; j += 4, s += src_step, o += out_step) {
-            __m256i q = mantis_thirds_block(r0 + s, r1 + s, r2 + s, lane1, &k, nine, mult, shift);
-            _mm_storeu_si128((__m128i *)(o0 + o), _mm256_castsi256_si128(q));
-            _mm_storeu_si128((__m128i *)(o1 + o), _mm256_extracti128_si256(q, 1));
-        }
+        const int masked = out_channels == 4;
+        Py_ssize_t j = masked
+            ? mantis_thirds_blocks(r0, r1, r2, o0, o1, out_w, channels, 4, &k, nine, mult, 1)
+            : mantis_thirds_blocks(r0, r1, r2, o0, o1, out_w, channels, 3, &k, nine, mult, 0);
+        Py_ssize_t s = j / 2 * 3 * channels, o = j * out_channels;
         for (; j < out_w; j += 4, s += src_step, o += out_step) {
             const Py_ssize_t pixels = out_w - j < 4 ? out_w - j : 4;
             const size_t in_bytes = (size_t)(pixels / 2 * 3 * channels);
@@ -137,7 +159,7 @@ cdef extern from *:
             memcpy(b, r1 + s, in_bytes);
             memcpy(c, r2 + s, in_bytes);
             _mm256_storeu_si256((__m256i *)q,
-                                mantis_thirds_block(a, b, c, lane1, &k, nine, mult, shift));
+                                mantis_thirds_block(a, b, c, lane1, &k, nine, mult, masked));
             memcpy(o0 + o, q, out_bytes);
             memcpy(o1 + o, q + 16, out_bytes);
         }
@@ -148,9 +170,10 @@ cdef extern from *:
        (floor(s / 4 + 1/2) exactly). A block is eight output pixels of one row, from sixteen
        source pixels of two rows: 16 bytes read at p, p + 4 * channels, p + 8 * channels and
        p + 12 * channels. */
-    __attribute__((target("avx2")))
+    __attribute__((target("avx2"), always_inline))
     static inline __m256i mantis_halves_block(const uint8_t *p0, const uint8_t *p1,
-                                              Py_ssize_t channels, const mantis_small_area *k) {
+                                              Py_ssize_t channels, const mantis_small_area *k,
+                                              const int masked) {
         const __m256i two = _mm256_set1_epi16(2);
         const Py_ssize_t lane1 = 4 * channels, half = 8 * channels;
         __m256i a = _mm256_add_epi16(mantis_pair_sums(p0, lane1, k),
@@ -159,7 +182,25 @@ cdef extern from *:
                                      mantis_pair_sums(p1 + half, lane1, k));
         a = _mm256_srli_epi16(_mm256_add_epi16(a, two), 2);
         b = _mm256_srli_epi16(_mm256_add_epi16(b, two), 2);
-        return mantis_emit(_mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8), k);
+        return mantis_emit(_mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8), k,
+                           masked);
+    }
+
+    /* Whole blocks from output pixel 0 while their loads and stores stay inside the rows;
+       returns the first pixel left. */
+    __attribute__((target("avx2"), always_inline))
+    static inline Py_ssize_t mantis_halves_blocks(const uint8_t *r0, const uint8_t *r1,
+                                                  uint8_t *o, Py_ssize_t out_w,
+                                                  Py_ssize_t channels, Py_ssize_t out_channels,
+                                                  const mantis_small_area *k, const int masked) {
+        const Py_ssize_t src_step = 16 * channels, out_half = 4 * out_channels;
+        Py_ssize_t j = 0, s = 0, b = 0;
+        for (; j + 10 <= out_w; j += 8, s += src_step, b += 2 * out_half) {
+            __m256i q = mantis_halves_block(r0 + s, r1 + s, channels, k, masked);
+            _mm_storeu_si128((__m128i *)(o + b), _mm256_castsi256_si128(q));
+            _mm_storeu_si128((__m128i *)(o + b + out_half), _mm256_extracti128_si256(q, 1));
+        }
+        return j;
     }
 
     /* Output row o (out_w pixels) from source rows r0, r1. */
@@ -178,18 +219,16 @@ cdef extern from *:
         k.weights = _mm256_set1_epi8(1);
         mantis_small_area_emit(&k, out_channels, swap_rb, keep, fill);
         const Py_ssize_t src_step = 16 * channels, out_half = 4 * out_channels;
-        Py_ssize_t j = 0, s = 0, b = 0;
-        for (; j + 10 <= out_w; j += 8, s += src_step, b += 2 * out_half) {
-            __m256i q = mantis_halves_block(r0 + s, r1 + s, channels, &k);
-            _mm_storeu_si128((__m128i *)(o + b), _mm256_castsi256_si128(q));
-            _mm_storeu_si128((__m128i *)(o + b + out_half), _mm256_extracti128_si256(q, 1));
-        }
+        const int masked = out_channels == 4;
+        Py_ssize_t j = masked ? mantis_halves_blocks(r0, r1, o, out_w, channels, 4, &k, 1)
+                              : mantis_halves_blocks(r0, r1, o, out_w, channels, 3, &k, 0);
+        Py_ssize_t s = j * 2 * channels, b = j * out_channels;
         for (; j < out_w; j += 8, s += src_step, b += 2 * out_half) {
             const Py_ssize_t pixels = out_w - j < 8 ? out_w - j : 8;
             uint8_t a[64] = {0}, c[64] = {0}, q[32];
             memcpy(a, r0 + s, (size_t)(2 * pixels * channels));
             memcpy(c, r1 + s, (size_t)(2 * pixels * channels));
-            _mm256_storeu_si256((__m256i *)q, mantis_halves_block(a, c, channels, &k));
+            _mm256_storeu_si256((__m256i *)q, mantis_halves_block(a, c, channels, &k, masked));
             /* lane 0 holds pixels 0..3, lane 1 pixels 4..7 */
             memcpy(o + b, q, (size_t)((pixels < 4 ? pixels : 4) * out_channels));
             if (pixels > 4)
