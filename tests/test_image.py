@@ -218,6 +218,14 @@ def test_rounding_multipliers_are_exact(denominator):
         assert (mult16, shift16) == (0, 0)
 
 
+def test_three_to_two_rounding_needs_no_shift():
+    # The 1.5x kernel rounds with pmulhuw alone: area_rounding16(9)'s multiplier, halved.
+    mult, shift = _resize.area_rounding16(9)
+    assert (mult % 2, shift) == (0, 17)
+    n = 2 * np.arange(255 * 9 + 1) + 9
+    assert ((n * (mult // 2)) >> 16 == n // 18).all()
+
+
 @given(
     data=st.data(),
     channels=st.sampled_from([3, 4]),
