@@ -175,6 +175,15 @@ def test_png_every_deflater_banded(deflate, level, monkeypatch):
     check_png(encode_png(frame, deflate=deflate, level=level, threads=2), frame[..., 2::-1])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_png_of_views_with_any_row_stride(threads, monkeypatch):
+    monkeypatch.setattr(encode_module, "_BAND_BYTES", 2048)
+    frame = screen(50, 40)
+    for view in (frame[::-1], frame[::2], frame[:, 3:31], frame[::-3, :17]):
+        check_png(encode_png(view, threads=threads), view[..., 2::-1])
+        check_png(PngEncoder(band_rows=7, threads=threads).encode(view), view[..., 2::-1])
+
+
 def test_png_bytes_do_not_depend_on_threads_and_bands_cost_no_size():
     frame = screen(720, 1280, seed=3)[..., :3].copy()
     banded = encode_png(frame)

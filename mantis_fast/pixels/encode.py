@@ -32,9 +32,10 @@ Why these encoders (measured on a 1280x720 screen image; see the README's benchm
   deflaters release the GIL, so Python threads deflate bands in parallel; the scanline kernel
   (``_png``) converts each band's pixels without the GIL too. Eight-odd bands balance the
   cores (a photo deflates slower than a panel) and cost no size: ISA-L restarts its window
-  per band with no measurable loss. ``PngEncoder`` keeps each band's bytes across frames and
-  deflates again only the bands that changed: an unchanged frame costs the comparison and
-  the CRC, not the deflate.
+  per band with no measurable loss. With the second core busy the threads lose to one
+  (they take turns on one core), so by default both are timed and the faster used
+  (``_Pace``). ``PngEncoder`` keeps each band's bytes across frames and deflates again only
+  the bands that changed: an unchanged frame costs the comparison, not the deflate.
 - JPEG and WebP: Pillow (libjpeg-turbo and libwebp). A dedicated JPEG binding was not faster
   at the same chroma subsampling. WebP defaults to ``method=0``, libwebp's fastest.
 """
