@@ -341,7 +341,9 @@ def _deflate_bands(
     kind, channels = frame.kind, frame.src_channels
     if compare:  # on this thread: a band compares in microseconds, less than a thread handoff
         jobs = [
-            j for j in jobs if _png.fill_rows(src, lines, kind, channels, *edges[j : j + 2], True)
+            j
+            for j in jobs
+            if _png.fill_rows(src, lines, kind, channels, edges[j], edges[j + 1], True)
         ]
 
     def task(j: int) -> None:
