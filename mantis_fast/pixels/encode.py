@@ -21,11 +21,12 @@ Why these encoders (measured on a 1280x720 screen image; see the README's benchm
   sharp text, which deflate compresses well without filtering, so this module writes the PNG
   container itself (filter None, one IDAT) and deflates with the fastest well-kept
   implementation installed: ISA-L (``isal``), then zlib-ng (``zlib-ng``), then the standard
-  library's zlib. Measured per 1280x720 frame, one core: ISA-L level 1 about 2.3 ms, zlib-ng
-  level 1 5.5 ms and 12% larger, zlib level 1 12.6 ms, libdeflate level 1 9.7 ms; ISA-L level 0
-  saves only 5% of the time for 23% more bytes. Filter Sub or Up costs the filter pass and
-  makes ISA-L slower and the file larger (Up by 13%), so rows stay unfiltered. The
-  ``fpng`` packages are unmaintained; ``imagecodecs``' libpng encoder takes about 30 ms.
+  library's zlib. Measured per 1280x720 frame (2.8 MB of scanlines), one core: ISA-L level 1
+  2.2 ms; its level 0 saves 4% of that for 23% more bytes, its level 3 takes 12 ms for 2%
+  fewer; zlib-ng level 1 4.0 ms and 12% more bytes; libdeflate level 1 7.5 ms; zlib level 1
+  11.8 ms. Filter Sub saves ISA-L about 3% but costs a filter pass and 1% more bytes; Up
+  costs 13% more bytes and time, so rows stay unfiltered. The ``fpng`` packages are
+  unmaintained; ``imagecodecs``' libpng encoder takes about 30 ms.
 - PNG, two cores: the rows are cut into bands, each deflated as its own raw stream ended by a
   sync flush, so no back-reference crosses a band and each ends on a byte boundary: the bands
   concatenate into one standard zlib stream (the Adler-32s combine arithmetically). The
