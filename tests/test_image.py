@@ -377,14 +377,23 @@ def test_same_size_is_a_pure_crop(method, simd):
 
 @pytest.mark.parametrize("src_format", SRC_FORMATS)
 @pytest.mark.parametrize("out_format", OUT_FORMATS)
-@pytest.mark.parametrize("method", ["area", "nearest"])
-def test_every_format_pair(src_format, out_format, method, simd):
+@pytest.mark.parametrize(
+    ("method", "out_size"),
+    [
+        ("area", (24, 15)),  # 2x
+        ("area", (32, 20)),  # 1.5x
+        ("area", (19, 13)),  # any other geometry: vertical pass, then horizontal row
+        ("area", (53, 31)),  # upscale: one tap pair
+        ("nearest", (24, 15)),
+    ],
+)
+def test_every_format_pair(src_format, out_format, method, out_size, simd):
     channels = len(src_format)
-    src = screen_like(30, 44, channels, seed=11)
+    src = screen_like(30, 48, channels, seed=11)
     resampled_native = {"area": area_reference, "nearest": nearest_reference}[method](
-        src, (0, 0, 44, 30), 22, 15
+        src, (0, 0, 48, 30), *out_size
     )
-    out = resize(src, (22, 15), method=method, out_format=out_format, src_format=src_format)
+    out = resize(src, out_size, method=method, out_format=out_format, src_format=src_format)
     np.testing.assert_array_equal(out, convert_reference(resampled_native, src_format, out_format))
 
 

@@ -520,7 +520,10 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                 else:
                     area_horizontal(<uint32_t*>mine, packed, out_w, &xs[0], &xw[0, 0], taps_x,
                                     <uint32_t>denom, multiplier, shift, &layout)
-            emit_row(packed, &out[i, 0], out_w, out_channels)
+            if avx2 and out_channels == 3:
+                mantis_emit_rgb_avx2(packed, &out[i, 0], out_w)
+            else:
+                emit_row(packed, &out[i, 0], out_w, out_channels)
 
 
 # --------------------------------------------------------------------------------------------
