@@ -37,7 +37,7 @@ cdef extern from *:
             _mm_loadu_si128((const __m128i *)(p + lane1)), 1);
     }
 
-    /* Twice-used step: a row's lanes shuffled into channel pairs and weighed. */
+    /* The horizontal step of every block: a row's lanes shuffled into channel pairs, weighed. */
     __attribute__((target("avx2")))
     static inline __m256i mantis_pair_sums(const uint8_t *p, Py_ssize_t lane1,
                                            const mantis_small_area *k) {
