@@ -77,7 +77,13 @@ from mantis_fast.loops.trajectory import (
     repeat_loop_flags,
     state_loop_flags,
 )
-from mantis_fast.pixels.encode import data_url, encode_jpeg, encode_png, encode_webp
+from mantis_fast.pixels.encode import (
+    PngEncoder,
+    data_url,
+    encode_jpeg,
+    encode_png,
+    encode_webp,
+)
 from mantis_fast.pixels.frames import changed_bbox, frame_hash
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.overlay import Trail, UIConfig, annotate, draw_bbox_heat, draw_heat
@@ -121,6 +127,7 @@ __all__ = [
     "LoopDetector",
     "MantisError",
     "NoDisplayError",
+    "PngEncoder",
     "SeqMismatch",
     "ServerHungError",
     "Settled",

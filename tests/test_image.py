@@ -453,6 +453,49 @@ def test_largest_side_is_accepted():
     assert resize(src, (1, 1)).tolist() == [[[9, 9, 9]]]
 
 
+# -- incremental (changed_rows) --------------------------------------------------------------
+
+
+@given(
+    data=st.data(),
+    method=st.sampled_from(["area", "bilinear", "nearest"]),
+    out_size=st.sampled_from([(32, 20), (24, 15), (19, 13), (53, 31), (48, 30), (7, 3)]),
+)
+@SETTINGS
+def test_changed_rows_give_the_full_result(data, method, out_size):
+    path = data.draw(st.sampled_from([p for p in PATHS if path_available(p)]), label="path")
+    crop = data.draw(st.sampled_from([None, (0, 3, 48, 24), (5, 2, 36, 27)]), label="crop")
+    channels = data.draw(st.sampled_from([3, 4]), label="channels")
+    src = screen_like(30, 48, channels, seed=data.draw(st.integers(0, 99), label="seed"))
+    with kernel_path(path):
+        out = resize(src, out_size, crop=crop, method=method)
+        for _ in range(3):
+            changed = data.draw(
+                st.lists(st.tuples(st.integers(0, 30), st.integers(0, 12)), max_size=3),
+                label="changed (start, length)",
+            )
+            ranges = [(start, min(start + length, 30)) for start, length in changed]
+            rng = np.random.default_rng(len(ranges))
+            for start, stop in ranges:
+                src[start:stop] = rng.integers(0, 256, src[start:stop].shape, dtype=np.uint8)
+            resize(src, out_size, crop=crop, method=method, out=out, changed_rows=ranges)
+            np.testing.assert_array_equal(out, resize(src, out_size, crop=crop, method=method))
+
+
+@pytest.mark.parametrize("method", ["area", "bilinear", "nearest"])
+@pytest.mark.parametrize("out_size", [(1280, 720), (960, 540), (1000, 600)])  # 1.5x, 2x, any
+def test_changed_rows_touch_only_the_rows_they_reach(method, out_size):
+    src = screen_like(1080, 1920, 4, seed=3)
+    out = np.full((out_size[1], out_size[0], 3), 77, np.uint8)
+    resize(src, out_size, method=method, out=out, changed_rows=[])
+    assert (out == 77).all()  # nothing changed: nothing written
+    resize(src, out_size, method=method, out=out, changed_rows=[(540, 541)])
+    written = (out != 77).any(axis=(1, 2)).nonzero()[0]
+    scale = 1080 / out_size[1]
+    assert (method == "nearest" or len(written) > 0) and len(written) <= 3
+    assert all(abs(row * scale - 540) <= 2 * scale for row in written)
+
+
 # -- bad input -------------------------------------------------------------------------------
 
 GOOD = np.zeros((10, 12, 4), np.uint8)
@@ -467,6 +510,32 @@ GOOD = np.zeros((10, 12, 4), np.uint8)
             r"expected uint8 .* float32 \(10, 12, 3\)",
         ),
         ((np.zeros((10, 12), np.uint8), (4, 4)), {}, r"got uint8 \(10, 12\)"),
+        ((GOOD, (4, 4)), {"changed_rows": [(0, 2)]}, "changed_rows needs out="),
+        (
+            (GOOD, (4, 4)),
+            {"out": np.zeros((4, 4, 3), np.uint8), "changed_rows": [(3, 2)]},
+            r"within 0..10 .*\(3, 2\)",
+        ),
+        (
+            (GOOD, (4, 4)),
+            {"out": np.zeros((4, 4, 3), np.uint8), "changed_rows": [(0, 11)]},
+            r"within 0..10",
+        ),
+        (
+            (GOOD, (4, 4)),
+            {"out": np.zeros((4, 4, 3), np.uint8), "changed_rows": [(0.5, 2)]},
+            "integer ranges",
+        ),
+        (
+            (GOOD, (4, 4)),
+            {"out": np.zeros((4, 4, 3), np.uint8), "changed_rows": 5},
+            "changed_rows must be",
+        ),
+        (
+            (GOOD, (4, 4)),
+            {"out": np.zeros((4, 4, 3), np.uint8), "changed_rows": [(1, 2, 3)]},
+            "changed_rows must be",
+        ),
         ((np.zeros((10, 12, 2), np.uint8), (4, 4)), {}, r"got uint8 \(10, 12, 2\)"),
         ((np.zeros((0, 12, 4), np.uint8), (4, 4)), {}, "empty"),
         (([[1, 2, 3]], (4, 4)), {}, "got list"),

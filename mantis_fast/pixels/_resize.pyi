@@ -37,6 +37,8 @@ def resize_area(
     out_channels: int,
     threads: int,
     simd: bool = True,
+    row_start: int = 0,
+    row_stop: int = -1,  # -1: through the last output row
 ) -> None: ...
 def resize_bilinear(
     src: np.ndarray,  # const uint8_t[:, :]
@@ -53,6 +55,8 @@ def resize_bilinear(
     channels: int,
     out_channels: int,
     threads: int,
+    row_start: int = 0,
+    row_stop: int = -1,
 ) -> None: ...
 def resize_nearest(
     src: np.ndarray,  # const uint8_t[:, :]
@@ -68,4 +72,6 @@ def resize_nearest(
     out_channels: int,
     threads: int,
     simd: bool = True,
+    row_start: int = 0,
+    row_stop: int = -1,  # -1: through the last output row
 ) -> None: ...

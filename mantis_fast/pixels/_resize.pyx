@@ -204,6 +204,14 @@ def nearest_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
     return index_arr
 
 
+cdef (Py_ssize_t, Py_ssize_t) _row_span(Py_ssize_t start, Py_ssize_t stop, Py_ssize_t rows):
+    """The output rows to compute, clamped to ``[0, rows]`` (``stop`` -1: through the last)."""
+    if stop < 0 or stop > rows:
+        stop = rows
+    start = min(max(start, 0), stop)
+    return start, stop
+
+
 cdef Py_ssize_t _gcd(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     while b:
         a, b = b, a % b
@@ -401,8 +409,9 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                 Py_ssize_t crop_y, Py_ssize_t crop_w, Py_ssize_t crop_h, tuple x_axis,
                 tuple y_axis,
                 bint swap_rb, uint32_t keep, uint32_t fill, int channels, int out_channels,
-                int threads, bint simd=True):
-    """Exact area resample of the crop into ``out`` (see the module docstring)."""
+                int threads, bint simd=True, Py_ssize_t row_start=0, Py_ssize_t row_stop=-1):
+    """Exact area resample of the crop into ``out`` (see the module docstring); only output
+    rows ``row_start`` to ``row_stop`` (-1: the last) when given, the others left as they are."""
     cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
     cdef const int32_t[::1] xs = x_axis[0]
     cdef const uint32_t[:, ::1] xw = x_axis[2]
@@ -429,6 +438,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     # Exactly 2x on both axes from 4 channels: one pass over pairs of source rows.
     cdef bint halve = simd and box_x and box_y and cell_x == 2 and denom_y == 2 and channels == 4
     cdef Py_ssize_t out_h = out.shape[0], out_w = out.shape[1] // out_channels
+    row_start, row_stop = _row_span(row_start, row_stop, out_h)
     cdef Py_ssize_t taps_x = xw.shape[1], npairs = xpairs.shape[1]
     cdef Py_ssize_t n = crop_w * channels
     cdef Py_ssize_t stride = src.strides[0]
@@ -453,7 +463,9 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     if thirds or halves:
         with nogil:
             mantis_clear_avx_upper()
-            for i in prange(out_h // 2 if thirds else out_h, num_threads=threads,
+            # Thirds work in output row pairs: the span widens to whole pairs (same values).
+            for i in prange(row_start // 2 if thirds else row_start,
+                            (row_stop + 1) // 2 if thirds else row_stop, num_threads=threads,
                             schedule="dynamic", chunksize=ROWS_PER_CHUNK // 2):
                 mine = thread_scratch(scratch, threadid())
                 row = 2 * i if thirds else i
@@ -475,7 +487,8 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
         return
     with nogil:
         mantis_clear_avx_upper()
-        for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
+        for i in prange(row_start, row_stop, num_threads=threads, schedule="dynamic",
+                        chunksize=ROWS_PER_CHUNK):
             mine = thread_scratch(scratch, threadid())
             packed = <uint32_t*>(mine + acc_bytes)
             if halve:
@@ -561,14 +574,17 @@ cdef inline void bilinear_row(uint32_t* acc, const uint8_t* r0, const uint8_t* r
 def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                     Py_ssize_t crop_y, Py_ssize_t crop_w, Py_ssize_t crop_h, tuple x_axis,
                     tuple y_axis, bint swap_rb, uint32_t keep, uint32_t fill, int channels,
-                    int out_channels, int threads):
-    """Two-tap linear interpolation with half-pixel centres, edges clamped to the crop."""
+                    int out_channels, int threads, Py_ssize_t row_start=0,
+                    Py_ssize_t row_stop=-1):
+    """Two-tap linear interpolation with half-pixel centres, edges clamped to the crop (output
+    rows ``row_start`` to ``row_stop`` only, as for ``resize_area``)."""
     cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
     cdef const int32_t[::1] xs = x_axis[0]
     cdef const uint32_t[::1] xf = x_axis[1]
     cdef const int32_t[::1] ys = y_axis[0]
     cdef const uint32_t[::1] yf = y_axis[1]
     cdef Py_ssize_t out_h = out.shape[0], out_w = out.shape[1] // out_channels
+    row_start, row_stop = _row_span(row_start, row_stop, out_h)
     cdef Py_ssize_t n = crop_w * channels
     cdef Py_ssize_t stride = src.strides[0]
     cdef Py_ssize_t acc_bytes = ((n + ACC_PAD_PIXELS * channels) * 4 + 63) // 64 * 64
@@ -580,7 +596,8 @@ def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_
     cdef uint32_t* packed
     with nogil:
         mantis_clear_avx_upper()
-        for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
+        for i in prange(row_start, row_stop, num_threads=threads, schedule="dynamic",
+                        chunksize=ROWS_PER_CHUNK):
             mine = thread_scratch(scratch, threadid())
             packed = <uint32_t*>(mine + acc_bytes)
             y0 = ys[i]
@@ -614,10 +631,13 @@ cdef inline void nearest_row(const uint8_t* row, uint32_t* packed, Py_ssize_t ou
 def resize_nearest(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                    Py_ssize_t crop_y, const int32_t[::1] xi, const int32_t[::1] yi,
                    bint swap_rb, uint32_t keep, uint32_t fill, int channels, int out_channels,
-                   int threads, bint simd=True):
-    """Centre-sampled nearest neighbour; with identity tables, a pure crop + convert."""
+                   int threads, bint simd=True, Py_ssize_t row_start=0,
+                   Py_ssize_t row_stop=-1):
+    """Centre-sampled nearest neighbour; with identity tables, a pure crop + convert (output
+    rows ``row_start`` to ``row_stop`` only, as for ``resize_area``)."""
     cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
     cdef Py_ssize_t out_h = out.shape[0], out_w = out.shape[1] // out_channels
+    row_start, row_stop = _row_span(row_start, row_stop, out_h)
     cdef Py_ssize_t stride = src.strides[0]
     scratch_arr = new_scratch(threads, out_w * 4)
     cdef uint8_t[:, ::1] scratch = scratch_arr
@@ -629,7 +649,8 @@ def resize_nearest(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x
                           and xi[out_w - 1] == out_w - 1)
     with nogil:
         mantis_clear_avx_upper()
-        for i in prange(out_h, num_threads=threads, schedule="dynamic", chunksize=ROWS_PER_CHUNK):
+        for i in prange(row_start, row_stop, num_threads=threads, schedule="dynamic",
+                        chunksize=ROWS_PER_CHUNK):
             packed = <uint32_t*>thread_scratch(scratch, threadid())
             if straight:
                 mantis_convert_row4(base + yi[i] * stride, packed, out_w, swap_rb, keep, fill)

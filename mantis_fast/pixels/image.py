@@ -27,16 +27,24 @@ Contract:
 - ``out_format`` is ``"RGB"``, ``"BGR"``, ``"RGBA"``, ``"BGRA"`` or ``"L"`` (BT.601 luma of the
   resampled RGB, Pillow's ``convert("L")`` formula). ``out`` may be a preallocated uint8 array
   of shape ``(h, w, channels)`` (``(h, w)`` for ``"L"``) with contiguous pixels.
-- ``threads`` defaults to 1 and may be at most ``MAX_THREADS`` (256). A frame takes a few
-  milliseconds on one core, and a team of threads must all reach the end of the frame before
-  the call returns: when another process holds a core (Xvfb, the browser, the model client on
-  an agent host) that join waits for the scheduler, often longer than the whole resize.
-  ``threads=2`` or more pays on a quiet machine and for 4K sources; the result is identical
-  for any thread count.
+- ``changed_rows`` makes a resize incremental: ``(start, stop)`` ranges of ``src`` rows (in
+  ``src``'s coordinates, as ``Capture.changed_rows`` gives them) outside which ``src`` is
+  unchanged since the call that last filled ``out`` with the same geometry and formats. Only
+  the output rows whose source rows meet a range are computed; the others keep their values.
+  ``None`` (default) computes every row; ``[]`` none.
+- ``threads`` defaults to 1 and may be at most ``MAX_THREADS`` (256). A 1080p frame takes
+  under half a millisecond on one core for the common shrink factors (1.5x, 2x: AVX2), and a
+  team of threads must all reach the end of the frame before the call returns: when another
+  process holds a core (Xvfb, the browser, the model client on an agent host) that join waits
+  for the scheduler, often longer than the whole resize. ``threads=2`` or more pays on a quiet
+  machine and for 4K sources; the result is identical for any thread count. OpenMP teams do
+  not survive ``fork``: a process that used ``threads`` > 1 must not fork workers that resize
+  with ``threads`` > 1 (GNU OpenMP hangs in the child); the default of 1 starts no team.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from numbers import Integral
 from typing import Any
@@ -210,11 +218,14 @@ def resize(
     out: np.ndarray | None = None,
     src_format: str | None = None,
     threads: int | None = None,
+    changed_rows: Iterable[tuple[int, int]] | None = None,
 ) -> np.ndarray:
     """Crop ``src`` to ``crop``, resize it to ``size`` (width, height) and convert the pixels.
 
     Returns ``out`` (allocated when None): uint8 ``(h, w, 3|4)``, or ``(h, w)`` for ``"L"``.
     ``threads``: OpenMP threads to split the rows over (default 1; see the module docstring).
+    ``changed_rows``: recompute only the output rows these source row ranges reach (needs
+    ``out`` holding the previous result; see the module docstring).
     See the module docstring for the exact definition of each method.
     """
     height, width, channels = check_image(src)
@@ -228,6 +239,8 @@ def resize(
             f"out_format must be one of {', '.join(OUT_FORMATS)}, got {_shown(out_format)}"
         )
     if out is None:
+        if changed_rows is not None:
+            raise InvalidInputError("changed_rows needs out=, holding the previous result")
         shape = (out_h, out_w) if out_format == "L" else (out_h, out_w, len(out_format))
         out = np.empty(shape, np.uint8)
     else:
@@ -236,57 +249,121 @@ def resize(
     swap_rb, keep, fill, out_channels = pixel_layout(src_format, out_format)
     src_rows = src.reshape(height, width * channels)
     out_rows = out.reshape(out_h, out_w * out_channels)
-    if (crop_w, crop_h) == (out_w, out_h) or method == "nearest":
-        (xi,) = _axis("nearest", crop_w, out_w)
-        (yi,) = _axis("nearest", crop_h, out_h)
-        _resize.resize_nearest(
-            src_rows,
-            out_rows,
-            x,
-            y,
-            xi,
-            yi,
-            swap_rb,
-            keep,
-            fill,
-            channels,
-            out_channels,
-            team,
-            _SIMD,
-        )
-    elif method == "area":
-        _resize.resize_area(
-            src_rows,
-            out_rows,
-            x,
-            y,
-            crop_w,
-            crop_h,
-            _axis("area", crop_w, out_w),
-            _axis("area", crop_h, out_h),
-            swap_rb,
-            keep,
-            fill,
-            channels,
-            out_channels,
-            team,
-            _SIMD,
-        )
+    if (crop_w, crop_h) == (out_w, out_h):
+        method = "nearest"  # a pure crop + convert
+    if changed_rows is None:
+        spans = [(0, out_h)]
     else:
-        _resize.resize_bilinear(
-            src_rows,
-            out_rows,
-            x,
-            y,
-            crop_w,
-            crop_h,
-            _axis("bilinear", crop_w, out_w),
-            _axis("bilinear", crop_h, out_h),
-            swap_rb,
-            keep,
-            fill,
-            channels,
-            out_channels,
-            team,
-        )
+        spans = _output_spans(_changed(changed_rows, height), method, y, crop_h, out_h)
+    for start, stop in spans:
+        if method == "nearest":
+            _resize.resize_nearest(
+                src_rows,
+                out_rows,
+                x,
+                y,
+                _axis("nearest", crop_w, out_w)[0],
+                _axis("nearest", crop_h, out_h)[0],
+                swap_rb,
+                keep,
+                fill,
+                channels,
+                out_channels,
+                team,
+                _SIMD,
+                start,
+                stop,
+            )
+        elif method == "area":
+            _resize.resize_area(
+                src_rows,
+                out_rows,
+                x,
+                y,
+                crop_w,
+                crop_h,
+                _axis("area", crop_w, out_w),
+                _axis("area", crop_h, out_h),
+                swap_rb,
+                keep,
+                fill,
+                channels,
+                out_channels,
+                team,
+                _SIMD,
+                start,
+                stop,
+            )
+        else:
+            _resize.resize_bilinear(
+                src_rows,
+                out_rows,
+                x,
+                y,
+                crop_w,
+                crop_h,
+                _axis("bilinear", crop_w, out_w),
+                _axis("bilinear", crop_h, out_h),
+                swap_rb,
+                keep,
+                fill,
+                channels,
+                out_channels,
+                team,
+                start,
+                stop,
+            )
     return out
+
+
+def _changed(changed_rows: Any, height: int) -> list[tuple[int, int]]:
+    """Validated ``(start, stop)`` row ranges with ``0 <= start <= stop <= height``."""
+    try:
+        ranges = [tuple(pair) for pair in changed_rows]
+    except TypeError:
+        raise InvalidInputError(
+            f"changed_rows must be (start, stop) row ranges, got {_shown(changed_rows)}"
+        ) from None
+    for pair in ranges:
+        if not (
+            len(pair) == 2
+            and all(isinstance(v, Integral) and not isinstance(v, bool) for v in pair)
+            and 0 <= pair[0] <= pair[1] <= height
+        ):
+            raise InvalidInputError(
+                f"changed_rows must be (start, stop) integer ranges within 0..{height} "
+                f"(the source's rows), got {_shown(pair)}"
+            )
+    return [(int(a), int(b)) for a, b in ranges]
+
+
+@lru_cache(maxsize=128)
+def _source_rows(method: str, crop_h: int, out_h: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, stop)``: the crop rows each output row reads, both non-decreasing."""
+    if method == "area":
+        start, count = _axis("area", crop_h, out_h)[:2]
+        return start, start + count
+    first = _axis(method, crop_h, out_h)[0]
+    reach = 2 if method == "bilinear" else 1
+    return first, np.minimum(first + reach, crop_h)
+
+
+def _output_spans(
+    changed: list[tuple[int, int]], method: str, crop_y: int, crop_h: int, out_h: int
+) -> list[tuple[int, int]]:
+    """The output row ranges (merged, sorted) whose source rows meet a changed range."""
+    first, stop = _source_rows(method, crop_h, out_h)
+    spans: list[tuple[int, int]] = []
+    for a, b in sorted(changed):
+        a, b = max(a - crop_y, 0), min(b - crop_y, crop_h)
+        if a >= b:
+            continue
+        lo = int(np.searchsorted(stop, a, "right"))  # first output row reading row a or later
+        hi = int(np.searchsorted(first, b, "left"))  # output rows before it start above b
+        if lo >= hi:
+            continue
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    return spans
