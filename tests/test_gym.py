@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from mantis_fast.errors import InvalidInputError
 from mantis_fast.gym import Action, ActionType, GymRunner, XdotoolGymEnv, scale_brain_to_display
 from tests.tk_app import Recorder
 
@@ -142,6 +143,28 @@ def test_observation_is_the_screen_in_rgb(env) -> None:
         assert isinstance(image, Image.Image) and image.size == (1280, 720)
     finally:
         env.observation_kind = "numpy"
+
+
+def test_observation_size_is_the_model_image_kept_up_to_date() -> None:
+    from mantis_fast import Capture, resize
+    from tests.test_damage import Drawer
+
+    with (
+        XdotoolGymEnv(viewport=(960, 540), observation_size=(640, 360)) as sized,
+        Capture(sized.display) as reference,
+    ):
+        drawer = Drawer(sized.display, seed=4)
+        for step in range(12):
+            drawer.random_ops(int(drawer.rng.integers(0, 3)))
+            if step % 5 == 4:
+                sized.capture.grab()  # someone else's grab: the next observation starts over
+            observation = sized.observe()
+            frame = reference.grab()  # nothing drew since: the same screen
+            assert observation.shape == (360, 640, 3)
+            np.testing.assert_array_equal(observation, resize(frame, (640, 360)), f"step {step}")
+        drawer.close()
+    with pytest.raises(InvalidInputError, match="observation_size"):
+        XdotoolGymEnv(display=":0", observation_size=(640, 0))
 
 
 def test_reset_launches_the_app(tmp_path) -> None:

@@ -94,7 +94,9 @@ def run_demo(
     run_dir = _next_run_dir(Path(out))
     print(f"mantis_fast demo: {targets} targets on a private {SCREEN[0]}x{SCREEN[1]} Xvfb, "
           f"brain sees {brain_size[0]}x{brain_size[1]}")  # fmt: skip
-    with XdotoolGymEnv(viewport=SCREEN, settle_time=1.0, quiet_ms=30) as env:
+    with XdotoolGymEnv(
+        viewport=SCREEN, settle_time=1.0, quiet_ms=30, observation_size=brain_size
+    ) as env:
         print(f"capture: {env.capture.backend} ({env.capture.backend_reason}); input: XTest")
         app = _App(env.display, seed)
         try:

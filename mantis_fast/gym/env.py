@@ -32,6 +32,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.gym.actions import GymResult
 from mantis_fast.pixels.image import resize
+from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.xvfb import Xvfb
@@ -64,7 +65,10 @@ class XdotoolGymEnv(GymEnvironment):
     shell-style string) is (re)launched by every ``reset``. After each action the env waits until
     the screen settles (DAMAGE events, or frame comparison where DAMAGE is missing), bounded by
     ``settle_time``, and reports the wait in ``info["settle_s"]``. Observations are RGB numpy
-    arrays, or PIL images with ``observation="pil"``.
+    arrays, or PIL images with ``observation="pil"``: the screen, or with ``observation_size``
+    (width, height) the screen area-resized to that size (the model's image) straight from the
+    capture, so no full-size RGB frame is made for a brain that looks at a smaller one. Only the
+    rows DAMAGE reports changed are converted again each step.
     """
 
     def __init__(
@@ -77,9 +81,12 @@ class XdotoolGymEnv(GymEnvironment):
         *,
         observation: str = "numpy",
         quiet_ms: float = 60.0,
+        observation_size: tuple[int, int] | None = None,
     ) -> None:
         if observation not in ("numpy", "pil"):
             raise InvalidInputError(f"observation must be 'numpy' or 'pil', got {observation!r}")
+        if observation_size is not None:
+            observation_size = _size(observation_size, "observation_size")
         if not (isinstance(settle_time, (int, float)) and settle_time >= 0):
             raise InvalidInputError(f"settle_time must be a number >= 0, got {settle_time!r}")
         self._xvfb = Xvfb(size=viewport).start() if display is None else None
@@ -88,6 +95,9 @@ class XdotoolGymEnv(GymEnvironment):
         self.settle_time = float(settle_time)
         self.quiet_ms = float(quiet_ms)
         self.observation_kind = observation
+        self.observation_size = observation_size
+        self._image: np.ndarray | None = None  # the last observation, kept up to date
+        self._image_grab = -1  # the capture's grab count when _image was last brought up to date
         self.brain_size: tuple[int, int] | None = None  # set by a runner from its brain
         self._processes: list[subprocess.Popen[bytes]] = []
         try:
@@ -149,10 +159,22 @@ class XdotoolGymEnv(GymEnvironment):
         return GymResult(observation, 0.0, done, info)
 
     def observe(self) -> np.ndarray | Image.Image:
-        """The current screen as RGB (a fresh array: observations outlive the next grab)."""
+        """The current screen as RGB at ``observation_size`` (default: the screen's), a fresh
+        array: observations outlive the next grab."""
         frame = self.capture.grab()
         height, width = frame.shape[:2]
-        rgb = resize(frame, (width, height), out_format="RGB", method="nearest")
+        width, height = self.observation_size or (width, height)
+        image, changed = self._image, self.capture.changed_rows
+        if (
+            image is None
+            or image.shape[:2] != (height, width)
+            or self.capture.grabs != self._image_grab + 1
+        ):
+            image = self._image = np.empty((height, width, 3), np.uint8)
+            changed = None  # nothing to build on: convert it all
+        resize(frame, (width, height), out=image, changed_rows=changed)
+        self._image_grab = self.capture.grabs
+        rgb = image.copy()
         return Image.fromarray(rgb) if self.observation_kind == "pil" else rgb
 
     # -- dispatch ---------------------------------------------------------------------------

@@ -81,6 +81,9 @@ class Capture(XClient):
     ) -> None:
         self.last_damage: list[Region] = []
         self._last_region: Region | None = None
+        self.grabs = 0
+        """How many grabs this capture has returned (an incremental consumer that sees it
+        jump by more than one knows someone else's grab took its ``changed_rows``)."""
         self._lock = threading.Lock()
         self._want_framebuffer = bool(framebuffer)
         self._transport: Transport | None = None
@@ -244,6 +247,7 @@ class Capture(XClient):
                 frame = self._grab_locked(region)
             except GONE as exc:  # a plain try costs nothing; a context manager ~2 us a grab
                 raise self._lost(exc) from None
+            self.grabs += 1
             return frame.copy() if copy else frame
 
     @property
