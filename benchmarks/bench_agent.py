@@ -10,7 +10,12 @@ Groups:
   medians of those turns are kept in the benchmark's ``extra_info``.
 - "whole loop at 1080p, no-op model" (the report's loop operation, ``report_as``): capture,
   resize to 1280x720 RGB, draw the click, encode PNG and click the point mapped back to the
-  display; mantis_fast vs mss + Pillow + one xdotool process (as typed and with ``--delay 1``).
+  display, against a full-screen app that redraws its click counter on every click;
+  mantis_fast (damage-tracked grab, ``resize(changed_rows=)``, ``PngEncoder``: only what
+  changed is redone) vs mss + Pillow + one xdotool process (as typed and with ``--delay 1``);
+  "mantis_fast_loop_all_work" is the same loop redoing all of it every step.
+- "whole loop at 1080p, every step a new page": the same loops against an app that repaints
+  its whole window on every click, the worst case for the incremental path.
 
 Run: .venv/bin/python -m pytest benchmarks/bench_agent.py --benchmark-only -p no:cacheprovider
 """
@@ -18,12 +23,14 @@ Run: .venv/bin/python -m pytest benchmarks/bench_agent.py --benchmark-only -p no
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +54,7 @@ from mantis_fast import (
 from mantis_fast.agent import AgentConfig, Engine
 from mantis_fast.agent.actions import NativeAnnotator
 from mantis_fast.agent.parse import parse_model_output
+from mantis_fast.pixels.encode import PngEncoder
 from tests.agent_stub import StubModel, reply_json
 
 GROUP_TURN = "agent turn without the model (1080p -> 1280x720)"
@@ -170,34 +178,85 @@ def test_mantis_fast_engine_turns(benchmark, screen: Xvfb, tmp_path: Path) -> No
 # -- the whole loop with a no-op model ------------------------------------------------------
 
 LOOP = "whole loop at 1080p, no-op model"
+LOOP_NEW_PAGE = "whole loop at 1080p, every step a new page"
 BRAIN_CLICK = (640, 360)  # what the no-op model answers every turn, on the 1280x720 image
 LOOP_NOTE = (
     "capture the screen, resize to 1280x720 RGB, draw the click (mantis_fast: heat disc and "
-    "label; peers: one ImageDraw ellipse), encode PNG, click the point mapped back to the display"
+    "label; peers: one ImageDraw ellipse), encode PNG, click the point mapped back to the "
+    "display; the app answers each click by redrawing its click counter"
 )
+NEW_PAGE_NOTE = (
+    "the same loop against an app that repaints its whole 1920x1080 window on every click (the "
+    "worst case for incremental work: every row changes)"
+)
+# A full-screen Tk app that answers every click: the counter line only, or (NEW_PAGE=1) the
+# whole window in a new colour with its text moved, like a page load.
+CLICK_APP = """
+import os, tkinter as t
+r = t.Tk(); r.geometry('1920x1080+0+0'); r.overrideredirect(1)
+c = t.Canvas(r, bg='#e8ecf4', highlightthickness=0); c.pack(fill='both', expand=1)
+lines = [c.create_text(60, 30 + i * 22, anchor='w', text='line %d of some app text' % i)
+         for i in range(40)]
+counter = c.create_text(1400, 40, anchor='w', text='clicks: 0', font=('DejaVu Sans', 18))
+clicks = [0]
+colours = ['#e8ecf4', '#f4e8e8', '#e8f4ea', '#f4f1e6']
+def clicked(event):
+    clicks[0] += 1
+    c.itemconfigure(counter, text='clicks: %d' % clicks[0])
+    if os.environ.get('NEW_PAGE'):
+        c.configure(bg=colours[clicks[0] % 4])
+        for i, line in enumerate(lines):
+            c.coords(line, 60 + clicks[0] % 7 * 9, 30 + i * 22)
+c.bind('<Button-1>', clicked)
+r.mainloop()
+"""
 
 
-@pytest.mark.benchmark(group=LOOP)
-def test_mantis_fast_loop(benchmark, report_as, screen: Xvfb) -> None:
+@contextlib.contextmanager
+def click_app_screen(new_page: bool) -> Iterator[Xvfb]:
+    with Xvfb(size=(1920, 1080)) as server:
+        env = {**server.env(), **({"NEW_PAGE": "1"} if new_page else {})}
+        app = subprocess.Popen([sys.executable, "-c", CLICK_APP], env=env)
+        try:
+            with Capture(server.display) as cap:
+                cap.wait_until_stable(5.0, 300)
+            yield server
+        finally:
+            app.terminate()
+            app.wait(5)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["counter", "new-page"])
+def loop_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, Xvfb]]:
+    with click_app_screen(new_page=request.param) as server:
+        yield (LOOP_NEW_PAGE if request.param else LOOP), server
+
+
+def test_mantis_fast_loop(benchmark, report_as, loop_screen) -> None:
+    group, screen = loop_screen
+    benchmark.group = group
     stages: dict[str, list[float]] = {
         stage: [] for stage in ("capture", "resize", "annotate", "encode", "dispatch")
     }
     actions = [{"name": "click", "x1": BRAIN_CLICK[0], "y1": BRAIN_CLICK[1]}]
     ui = UIConfig()
-    image = np.empty((SIZE[1], SIZE[0], 3), np.uint8)
+    model_image = np.empty((SIZE[1], SIZE[0], 3), np.uint8)  # the screen at the model's size
+    annotated = np.empty_like(model_image)  # what the model is sent: that, with the overlays
+    encoder = PngEncoder()
     clock = time.perf_counter
-    with Capture(screen.display) as cap, Input(screen.display) as pointer:
+    with Capture(screen.display, track_damage=True) as cap, Input(screen.display) as pointer:
         target = scale_brain_to_display(*BRAIN_CLICK, SIZE, cap.size)
 
         def loop() -> bytes:  # a clock read between stages (~0.1 us each) for their medians
             t0 = clock()
-            frame = cap.grab()
+            frame = cap.grab()  # with DAMAGE: only the rows that changed are copied
             t1 = clock()
-            resize(frame, SIZE, out=image)
+            resize(frame, SIZE, out=model_image, changed_rows=cap.changed_rows)
             t2 = clock()
-            annotate(image, actions, ui_config=ui)
+            np.copyto(annotated, model_image)
+            annotate(annotated, actions, ui_config=ui)
             t3 = clock()
-            png = encode_png(image)
+            png = encoder.encode(annotated)  # re-deflates only the row bands that changed
             t4 = clock()
             pointer.click(*target)
             t5 = clock()
@@ -206,22 +265,44 @@ def test_mantis_fast_loop(benchmark, report_as, screen: Xvfb) -> None:
                 samples.append(end - start)
             return png
 
-        png = benchmark.pedantic(loop, rounds=100, warmup_rounds=3)
+        png = benchmark.pedantic(loop, rounds=200, warmup_rounds=3)
     assert png.startswith(b"\x89PNG")
     report_as(
-        LOOP,
+        group,
         "subject",
-        "mantis_fast: grab, resize, annotate, encode_png, XTest click",
+        "mantis_fast: damage-tracked grab, incremental resize, annotate, PngEncoder, XTest click",
         rate_unit="it/s",
-        note=LOOP_NOTE,
+        note=NEW_PAGE_NOTE if group == LOOP_NEW_PAGE else LOOP_NOTE,
         stage_medians_s={stage: statistics.median(v) for stage, v in stages.items()},
     )
 
 
-@pytest.mark.benchmark(group=LOOP)
-def test_mss_pillow_xdotool_loop(benchmark, report_as, screen: Xvfb, xdotool_click) -> None:
+def test_mantis_fast_loop_all_work(benchmark, loop_screen) -> None:
+    """The same loop redoing everything every step: full grab, resize and encode_png."""
+    group, screen = loop_screen
+    benchmark.group = group
+    actions = [{"name": "click", "x1": BRAIN_CLICK[0], "y1": BRAIN_CLICK[1]}]
+    ui = UIConfig()
+    image = np.empty((SIZE[1], SIZE[0], 3), np.uint8)
+    with Capture(screen.display) as cap, Input(screen.display) as pointer:
+        target = scale_brain_to_display(*BRAIN_CLICK, SIZE, cap.size)
+
+        def loop() -> bytes:
+            resize(cap.grab(), SIZE, out=image)
+            annotate(image, actions, ui_config=ui)
+            png = encode_png(image)
+            pointer.click(*target)
+            return png
+
+        png = benchmark.pedantic(loop, rounds=200, warmup_rounds=3)
+    assert png.startswith(b"\x89PNG")
+
+
+def test_mss_pillow_xdotool_loop(benchmark, report_as, loop_screen, xdotool_click) -> None:
+    group, screen = loop_screen
+    benchmark.group = group
     arguments, make = xdotool_click
-    report_as(LOOP, "peer", f"mss + Pillow + xdotool {arguments}", rate_unit="it/s")
+    report_as(group, "peer", f"mss + Pillow + xdotool {arguments}", rate_unit="it/s")
     mss = pytest.importorskip("mss")
     click = make(screen.env(), *scale_brain_to_display(*BRAIN_CLICK, SIZE, (1920, 1080)))
     bx, by = BRAIN_CLICK

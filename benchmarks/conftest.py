@@ -35,6 +35,7 @@ REPORT_OPERATIONS = (
     "drift loop flags, 1M steps, window 8",
     "click dispatch",
     "whole loop at 1080p, no-op model",
+    "whole loop at 1080p, every step a new page",
 )
 # subject: mantis_fast; peer: what people use today; reference: np.copyto of the frame (memcpy).
 ROLES = ("subject", "peer", "reference")
