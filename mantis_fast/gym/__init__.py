@@ -2,23 +2,35 @@
 
 ``XdotoolGymEnv`` runs an app on a private Xvfb, captures it with the zero-copy capture, and
 dispatches the brain's actions through in-process XTest (or xdotool). ``GymRunner`` drives a
-brain through an episode with loop detection and per-step timings.
+brain through an episode with loop detection and per-step timings. ``DesktopEnv`` is the same
+desktop as a ``gymnasium.Env`` (registered as ``mantis_fast/Desktop-v0``), with ``Task``s that
+start the app and score the steps (``ClickTarget``: the demo app's red targets).
 """
 
 from mantis_fast.geometry.coords import scale_brain_to_display
 from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from mantis_fast.gym.desktop import ACTION_TYPES, KEYS, DesktopEnv
 from mantis_fast.gym.env import GymEnvironment, XdotoolGymEnv
+from mantis_fast.gym.registration import DESKTOP_ID
 from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner
+from mantis_fast.gym.tasks import ClickTarget, RewardFunction, Task
 
 __all__ = [
+    "ACTION_TYPES",
+    "DESKTOP_ID",
+    "KEYS",
     "SPATIAL_ACTIONS",
     "Action",
     "ActionType",
     "Brain",
+    "ClickTarget",
+    "DesktopEnv",
     "EpisodeResult",
     "GymEnvironment",
     "GymResult",
     "GymRunner",
+    "RewardFunction",
+    "Task",
     "XdotoolGymEnv",
     "scale_brain_to_display",
 ]

@@ -1,0 +1,397 @@
+"""``DesktopEnv``: a desktop app as a ``gymnasium.Env``, for RL libraries and vector envs.
+
+::
+
+    import gymnasium as gym
+    env = gym.make("mantis_fast/Desktop-v0", task=ClickTarget(), observation_size=(640, 360))
+    observation, info = env.reset(seed=0)
+    observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+Underneath is ``XdotoolGymEnv`` (a private Xvfb, XTest input, damage-tracked capture): the
+observation is the screen resized to ``observation_size`` (the model's image), the actions are
+the package's one action vocabulary in that image's pixels, mapped back to the screen by the
+coordinate contract. The episode's task (``Task``) starts the app, and scores each step from
+the observation and ``info``. The loop detector watches every step: a hard loop truncates the
+episode with the reason in ``info["truncated_reason"]``. A desktop whose X server or app dies
+is started again and the episode is reported truncated (``info["desktop_restarted"]``), so a
+vector env of many desktops never hangs on one.
+
+Action space (``actions="full"``): a ``Dict`` a policy can sample and a model's reply maps onto
+(``to_space``):
+
+- ``type``: ``Discrete`` over ``ACTION_TYPES`` (move, click, double_click, right_click, drag,
+  scroll, type, key, wait, done);
+- ``point`` / ``end``: ``Box`` of integer pixels of the observation (``end`` for drags);
+- ``scroll``: ``Discrete`` over ``SCROLL_DIRECTIONS``; ``key``: ``Discrete`` over ``KEYS``;
+- ``text``: ``Text`` (printable ASCII) for ``type``.
+
+Fields a type does not use are ignored. ``actions="pointer"`` is the ``Dict`` of ``type``
+(move, click, double_click, right_click) and ``point`` only: every part is a ``Discrete`` or a
+``Box``, which any RL library can flatten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import string
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from mantis_fast.actions.model import SCROLL_DIRECTIONS, Action, ActionType
+from mantis_fast.errors import AppError, ConnectionLostError, InvalidInputError, MantisError
+from mantis_fast.geometry.coords import normalized_to_pixels, screen_to_model
+from mantis_fast.gym.env import XdotoolGymEnv
+from mantis_fast.gym.tasks import Task, as_task
+from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
+from mantis_fast.pixels.frames import frame_hash
+from mantis_fast.pixels.image import resize
+from mantis_fast.pixels.sizing import _size
+
+__all__ = ["ACTION_TYPES", "KEYS", "POINTER_TYPES", "DesktopEnv"]
+
+ACTION_TYPES = (
+    "move",
+    "click",
+    "double_click",
+    "right_click",
+    "drag",
+    "scroll",
+    "type",
+    "key",
+    "wait",
+    "done",
+)
+POINTER_TYPES = ACTION_TYPES[:4]
+KEYS = (
+    "Return",
+    "Tab",
+    "Escape",
+    "BackSpace",
+    "Delete",
+    "space",
+    "Up",
+    "Down",
+    "Left",
+    "Right",
+    "Page_Up",
+    "Page_Down",
+    "Home",
+    "End",
+    "ctrl+a",
+    "ctrl+c",
+    "ctrl+v",
+    "ctrl+x",
+    "ctrl+z",
+    "ctrl+s",
+    "ctrl+f",
+    "ctrl+l",
+    "alt+Tab",
+    "F5",
+)
+TEXT_CHARSET = string.printable[:95]  # printable ASCII: letters, digits, punctuation, space
+MAX_TEXT = 64
+WAIT_SECONDS = 0.1  # what a sampled "wait" waits: long enough for a redraw, short for RL
+
+
+_STEP_INFO = frozenset({"dispatched", "dispatched_end", "launched", "error"})
+_TIMINGS = ("dispatch_s", "settle_s", "settled", "capture_s")
+
+
+def _timings(info: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: info[k] for k in _TIMINGS if k in info}
+
+
+class DesktopEnv(gymnasium.Env):
+    """A desktop app on a private Xvfb as a Gymnasium environment (see the module docstring).
+
+    ``task``: a ``Task`` (starts the app, scores steps) or a plain callable
+    ``reward(observation, info) -> float | (float, terminated)``; ``None`` runs an empty
+    desktop with reward 0. ``viewport``: the screen; ``observation_size``: the image the
+    policy sees (default: the screen). ``observation="image"`` is that RGB image;
+    ``"dict"`` adds the pointer (in observation pixels), the loop flags (drift, repeat, state)
+    and the frame hash. ``hard_loop_window`` steps of one loop truncate the episode.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+
+    def __init__(
+        self,
+        task: Task | Callable[..., Any] | None = None,
+        *,
+        viewport: tuple[int, int] = (1280, 720),
+        observation_size: tuple[int, int] | None = None,
+        observation: str = "image",
+        actions: str = "full",
+        render_mode: str | None = None,
+        hard_loop_window: int = 8,
+        settle_time: float = 0.5,
+        quiet_ms: float = 30.0,
+    ) -> None:
+        super().__init__()
+        if observation not in ("image", "dict"):
+            raise InvalidInputError(f"observation must be 'image' or 'dict', got {observation!r}")
+        if actions not in ("full", "pointer"):
+            raise InvalidInputError(f"actions must be 'full' or 'pointer', got {actions!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise InvalidInputError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if not (isinstance(hard_loop_window, int) and 2 <= hard_loop_window <= 32):
+            raise InvalidInputError(
+                f"hard_loop_window must be an integer in 2..32, got {hard_loop_window!r}"
+            )
+        self.task = as_task(task)
+        self.viewport = _size(viewport, "viewport")
+        self.observation_size = _size(observation_size or self.viewport, "observation_size")
+        self.observation_kind, self.action_set = observation, actions
+        self.render_mode = render_mode
+        self.hard_loop_window = hard_loop_window
+        self._settle = (float(settle_time), float(quiet_ms))
+        width, height = self.observation_size
+        image = spaces.Box(0, 255, (height, width, 3), np.uint8)
+        point = spaces.Box(np.array([0, 0]), np.array([width - 1, height - 1]), (2,), np.int64)
+        if observation == "image":
+            self.observation_space: spaces.Space = image
+        else:
+            self.observation_space = spaces.Dict(
+                {
+                    "image": image,
+                    "pointer": point,
+                    "loop": spaces.MultiBinary(3),
+                    "frame_hash": spaces.Text(17, min_length=17, charset="0123456789abcdef"),
+                }
+            )
+        if actions == "pointer":
+            self.action_space: spaces.Space = spaces.Dict(
+                {"type": spaces.Discrete(len(POINTER_TYPES)), "point": point}
+            )
+        else:
+            self.action_space = spaces.Dict(
+                {
+                    "type": spaces.Discrete(len(ACTION_TYPES)),
+                    "point": point,
+                    "end": point,
+                    "scroll": spaces.Discrete(len(SCROLL_DIRECTIONS)),
+                    "key": spaces.Discrete(len(KEYS)),
+                    "text": spaces.Text(MAX_TEXT, min_length=0, charset=TEXT_CHARSET),
+                }
+            )
+        self._desktop: XdotoolGymEnv | None = None
+        self._detector = LoopDetector(click_tol_px=compute_click_tol_px(self.viewport))
+        self._last: np.ndarray | None = None
+        self._pointer = (0, 0)
+        self._steps = 0
+        self._restarts: list[str] = []
+        self.timings: dict[str, Any] = {}
+        """The last step's (or reset's) dispatch, settle and capture seconds."""
+
+    # -- the desktop -----------------------------------------------------------------------
+    @property
+    def desktop(self) -> XdotoolGymEnv:
+        """The running desktop (Xvfb, capture, input), started on first use."""
+        if self._desktop is None:
+            settle_time, quiet_ms = self._settle
+            self._desktop = XdotoolGymEnv(
+                viewport=self.viewport,
+                settle_time=settle_time,
+                quiet_ms=quiet_ms,
+                observation_size=self.observation_size,
+            )
+        return self._desktop
+
+    def _restart(self, reason: str) -> None:
+        """Throw the desktop away (its server or app died) and start a fresh one."""
+        self.task.stop()
+        desktop, self._desktop = self._desktop, None
+        if desktop is not None:
+            with contextlib.suppress(MantisError, OSError):
+                desktop.close()
+        self._restarts.append(reason)
+
+    # -- the Gymnasium API -----------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._restarts = []
+        self._detector.reset()
+        self._steps = 0
+        for _ in range(2):  # a desktop that dies while starting is replaced once
+            try:
+                desktop = self.desktop
+                self.task.stop()
+                started = self.task.start(desktop, self.np_random, options or {})
+                result = desktop.reset()
+                break
+            except (ConnectionLostError, AppError) as exc:
+                self._restart(f"the desktop died while starting: {exc}")
+        else:
+            raise ConnectionLostError(
+                "the desktop died twice while starting: " + self._restarts[-1]
+            )
+        self.timings = _timings(result.info)
+        info = {**started}
+        if self._restarts:
+            info["desktop_restarted"] = self._restarts[-1]
+        return self._observation(result.observation, info), info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        command = action if isinstance(action, Action) else self.from_space(action)
+        self._steps += 1
+        try:
+            result = self.desktop.step(command, brain_size=self.observation_size)
+            self.task.check_alive()
+        except (ConnectionLostError, AppError) as exc:
+            reason = f"the desktop died: {exc}"
+            self._restart(reason)
+            observation, info = self.reset(seed=None)
+            info.update(desktop_restarted=reason, truncated_reason=reason)
+            return observation, 0.0, False, True, info
+        self.timings = _timings(result.info)
+        # Only what the same seed and actions reproduce (Gymnasium's determinism check):
+        # timings and settle facts are in ``timings``.
+        info = {k: v for k, v in result.info.items() if k in _STEP_INFO}
+        info["action"] = command.action_type.value
+        if "dispatched" in info:
+            self._pointer = info["dispatched"]
+        observation = self._observation(result.observation, info)
+        reward, terminated = self.task.reward(observation, info)
+        terminated = terminated or command.action_type is ActionType.DONE
+        truncated = False
+        if "error" not in info:
+            self._detector.record(command, frame=info["frame_hash"])
+            if self._detector.is_any_loop(self.hard_loop_window):
+                kinds = [
+                    kind
+                    for kind, check in (
+                        ("drift", self._detector.is_drift_loop),
+                        ("repeat", self._detector.is_repeat_loop),
+                        ("state", self._detector.is_state_loop),
+                    )
+                    if check(self.hard_loop_window)
+                ]
+                truncated = True
+                info["truncated_reason"] = (
+                    f"{'/'.join(kinds)} loop over {self.hard_loop_window} steps"
+                )
+        return observation, float(reward), bool(terminated), truncated, info
+
+    def render(self) -> np.ndarray | None:
+        """``render_mode="rgb_array"``: the whole screen as RGB (H, W, 3) uint8."""
+        if self.render_mode != "rgb_array":
+            return None
+        frame = self.desktop.capture.grab()
+        return resize(frame, (frame.shape[1], frame.shape[0]))
+
+    def close(self) -> None:
+        self.task.stop()
+        desktop, self._desktop = self._desktop, None
+        if desktop is not None:
+            desktop.close()
+        super().close()
+
+    # -- observations ------------------------------------------------------------------------
+    def _observation(self, image: np.ndarray, info: dict[str, Any]) -> Any:
+        self._last = image
+        info["frame_hash"] = frame_hash(image)
+        if self.observation_kind == "image":
+            return image
+        sx = self.observation_size[0] / self.viewport[0]
+        sy = self.observation_size[1] / self.viewport[1]
+        x, y = self._pointer
+        pointer = np.array(
+            [
+                min(round(x * sx), self.observation_size[0] - 1),
+                min(round(y * sy), self.observation_size[1] - 1),
+            ],
+            np.int64,
+        )
+        window = self.hard_loop_window
+        loop = np.array(
+            [
+                self._detector.is_drift_loop(window),
+                self._detector.is_repeat_loop(window),
+                self._detector.is_state_loop(window),
+            ],
+            np.int8,
+        )
+        return {"image": image, "pointer": pointer, "loop": loop, "frame_hash": info["frame_hash"]}
+
+    # -- actions -----------------------------------------------------------------------------
+    def from_space(self, sample: Mapping[str, Any]) -> Action:
+        """An ``action_space`` sample as an ``Action`` in observation pixels."""
+        if not isinstance(sample, Mapping) or "type" not in sample:
+            raise InvalidInputError(f"an action is a dict with a 'type', got {sample!r}")
+        names = POINTER_TYPES if self.action_set == "pointer" else ACTION_TYPES
+        index = int(sample["type"])
+        if not 0 <= index < len(names):
+            raise InvalidInputError(
+                f"action type index must be in 0..{len(names) - 1}, got {index}"
+            )
+        name = names[index]
+        x, y = (int(v) for v in sample.get("point", (0, 0)))
+        if name in POINTER_TYPES:
+            return Action(ActionType(name), {"x": x, "y": y})
+        if name == "drag":
+            x2, y2 = (int(v) for v in sample["end"])
+            return Action(ActionType.DRAG, {"x": x, "y": y, "x2": x2, "y2": y2})
+        if name == "scroll":
+            direction = SCROLL_DIRECTIONS[int(sample["scroll"])]
+            return Action(ActionType.SCROLL, {"x": x, "y": y, "direction": direction})
+        if name == "type":
+            text = str(sample.get("text", "")) or " "
+            return Action(ActionType.TYPE, {"text": text})
+        if name == "key":
+            return Action(ActionType.KEY, {"keys": KEYS[int(sample["key"])]})
+        if name == "wait":
+            return Action(ActionType.WAIT, {"seconds": WAIT_SECONDS})
+        return Action(ActionType.DONE)
+
+    def to_space(self, action: Action | Mapping[str, Any]) -> dict[str, Any]:
+        """A model's action as a member of ``action_space``: what a VLM reply is in the space a
+        policy samples from. An ``Action`` keeps its coordinate space (``"image"``: observation
+        pixels; ``"normalized"``: 0..1000; ``"screen"``: screen pixels); a wire dict is
+        normalized, as models answer. Points are clamped to the observation; keys outside
+        ``KEYS``, text outside printable ASCII and types outside the action set raise
+        ``InvalidInputError``."""
+        if not isinstance(action, Action):
+            action = Action.from_dict(action)
+        action = action.validated()
+        name = action.action_type.value
+        names = POINTER_TYPES if self.action_set == "pointer" else ACTION_TYPES
+        if name not in names:
+            raise InvalidInputError(f"{name} is not in this env's action set ({', '.join(names)})")
+        width, height = self.observation_size
+
+        def clamp(x: float, y: float) -> np.ndarray:
+            if action.space == "normalized":
+                x, y = normalized_to_pixels(x, y, self.observation_size)
+            elif action.space == "screen":
+                x, y = screen_to_model(x, y, self.observation_size, self.viewport)
+            return np.array(
+                [min(max(round(x), 0), width - 1), min(max(round(y), 0), height - 1)], np.int64
+            )
+
+        points = action.points()
+        sample: dict[str, Any] = {
+            "type": names.index(name),
+            "point": clamp(*points[0]) if points else clamp(0, 0),
+        }
+        if self.action_set == "pointer":
+            return sample
+        params = action.params
+        sample["end"] = clamp(*points[1]) if len(points) > 1 else sample["point"].copy()
+        sample["scroll"] = SCROLL_DIRECTIONS.index(params.get("direction", SCROLL_DIRECTIONS[0]))
+        keys = params.get("keys")
+        if keys is not None and keys not in KEYS:
+            raise InvalidInputError(f"key {keys!r} is not in KEYS ({', '.join(KEYS)})")
+        sample["key"] = KEYS.index(keys) if keys is not None else 0
+        text = params.get("text", "")
+        if any(char not in TEXT_CHARSET for char in text) or len(text) > MAX_TEXT:
+            raise InvalidInputError(
+                f"text must be at most {MAX_TEXT} printable ASCII characters, got {text!r}"
+            )
+        sample["text"] = text
+        return sample
