@@ -4,7 +4,8 @@
 dispatches the brain's actions through in-process XTest (or xdotool). ``GymRunner`` drives a
 brain through an episode with loop detection and per-step timings. ``DesktopEnv`` is the same
 desktop as a ``gymnasium.Env`` (registered as ``mantis_fast/Desktop-v0``), with ``Task``s that
-start the app and score the steps (``ClickTarget``: the demo app's red targets).
+start the app and score the steps (``ClickTarget``: the demo app's red targets). ``make_vec(n)``
+runs ``n`` of them in worker processes, a ``gymnasium.vector.AsyncVectorEnv``.
 """
 
 from mantis_fast.geometry.coords import scale_brain_to_display
@@ -14,6 +15,7 @@ from mantis_fast.gym.env import GymEnvironment, XdotoolGymEnv
 from mantis_fast.gym.registration import DESKTOP_ID
 from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner
 from mantis_fast.gym.tasks import ClickTarget, RewardFunction, Task
+from mantis_fast.gym.vector import DesktopVectorEnv, make_vec
 
 __all__ = [
     "ACTION_TYPES",
@@ -25,6 +27,7 @@ __all__ = [
     "Brain",
     "ClickTarget",
     "DesktopEnv",
+    "DesktopVectorEnv",
     "EpisodeResult",
     "GymEnvironment",
     "GymResult",
@@ -32,5 +35,6 @@ __all__ = [
     "RewardFunction",
     "Task",
     "XdotoolGymEnv",
+    "make_vec",
     "scale_brain_to_display",
 ]

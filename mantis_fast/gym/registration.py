@@ -1,5 +1,9 @@
 """Gymnasium's registry entry: ``gymnasium.make("mantis_fast/Desktop-v0", ...)``.
 
+``gymnasium.make_vec("mantis_fast/Desktop-v0", num_envs=n, ...)`` runs the ``n`` desktops in
+worker processes (``mantis_fast.gym.vector.make_vec``, the ``vector_entry_point``); arguments
+go as keywords, not as ``vector_kwargs``.
+
 Importing ``mantis_fast.gym`` (or ``mantis_fast``) registers it; without that import, name the
 module in the id, as Gymnasium allows: ``gymnasium.make("mantis_fast.gym:mantis_fast/Desktop-v0")``.
 """
@@ -22,6 +26,7 @@ def register_envs() -> None:
         gymnasium.register(
             id=DESKTOP_ID,
             entry_point="mantis_fast.gym.desktop:DesktopEnv",
+            vector_entry_point="mantis_fast.gym.vector:vector_entry_point",
             max_episode_steps=MAX_EPISODE_STEPS,
         )
 

@@ -1,0 +1,81 @@
+"""Vector-env policies: a batch of observations in, a batch of actions out.
+
+``click_red_targets`` is the built-in demo brain (``mantis_fast.demo.brain.find_red_target``)
+for a vector env: each env clicks the red target it sees, or a random point when it sees none.
+``random_pointer`` clicks, moves and double-clicks at random. Both take the observations a
+vector env returned and its batched ``action_space`` (of ``DesktopEnv``'s ``"full"`` or
+``"pointer"`` action set) and return a member of that space::
+
+    observations, infos = envs.reset(seed=0)
+    while True:
+        actions = click_red_targets(observations, envs.action_space)
+        observations, rewards, terminated, truncated, infos = envs.step(actions)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from mantis_fast.demo.brain import find_red_target
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.gym.desktop import POINTER_TYPES
+
+__all__ = ["click_red_targets", "random_pointer"]
+
+# The pointer types come first in both action sets, so their indices are the same in each.
+CLICK = POINTER_TYPES.index("click")
+
+
+def _images(observations: Any) -> np.ndarray:
+    images = observations["image"] if isinstance(observations, dict) else observations
+    if not (isinstance(images, np.ndarray) and images.ndim == 4 and images.shape[-1] == 3):
+        shown = getattr(images, "shape", type(images).__name__)
+        raise InvalidInputError(
+            f"observations must be a batch of RGB images (n, h, w, 3) or a dict with one under "
+            f"'image', got {shown}"
+        )
+    return images
+
+
+def _check(action_space: Any, images: np.ndarray) -> None:
+    if not (
+        isinstance(action_space, spaces.Dict)
+        and "type" in action_space.spaces
+        and "point" in action_space.spaces
+    ):
+        raise InvalidInputError(
+            f"action_space must be a vector env's batched DesktopEnv action space (a Dict with "
+            f"'type' and 'point'), got {action_space!r}"
+        )
+    envs = action_space["point"].shape[0]
+    if images.shape[0] != envs:
+        raise InvalidInputError(
+            f"observations hold {images.shape[0]} images for an action space of {envs} envs"
+        )
+
+
+def random_pointer(observations: Any, action_space: spaces.Dict) -> dict[str, Any]:
+    """A random pointer action per env (move, click, double or right click anywhere):
+    ``action_space.sample()`` with the type drawn from the pointer types only."""
+    images = _images(observations)
+    _check(action_space, images)
+    actions = action_space.sample()
+    actions["type"] = action_space["type"].np_random.integers(0, len(POINTER_TYPES), len(images))
+    return actions
+
+
+def click_red_targets(observations: Any, action_space: spaces.Dict) -> dict[str, Any]:
+    """Per env, a click on the centre of the red target in its observation (the demo brain,
+    ``find_red_target``), or a click on a random point when it sees no target."""
+    images = _images(observations)
+    _check(action_space, images)
+    actions = action_space.sample()  # random points, and valid values for the unused fields
+    actions["type"] = np.full(len(images), CLICK, dtype=actions["type"].dtype)
+    for index, image in enumerate(images):
+        point = find_red_target(image)
+        if point is not None:
+            actions["point"][index] = point
+    return actions

@@ -1,0 +1,376 @@
+"""Many desktops per machine: ``make_vec(n)`` is a ``gymnasium.vector.AsyncVectorEnv`` of ``n``
+``DesktopEnv``\\ s, each in its own worker process with its own Xvfb, app, capture and input.
+
+::
+
+    from mantis_fast.gym import ClickTarget, make_vec
+    from mantis_fast.gym.policies import click_red_targets
+
+    with make_vec(4, ClickTarget(), observation_size=(640, 360)) as envs:
+        observations, infos = envs.reset(seed=0)          # (4, 360, 640, 3), in shared memory
+        actions = click_red_targets(observations, envs.action_space)
+        observations, rewards, terminated, truncated, infos = envs.step(actions)
+
+``gymnasium.make_vec("mantis_fast/Desktop-v0", num_envs=4)`` builds the same vector env (the
+registry's ``vector_entry_point``).
+
+Every worker constructs its own env and starts its desktop at the first ``reset``, which all
+workers run at once: the desktops start in parallel. Observations come back through shared
+memory (``shared_memory=True``), not pickled through the pipes.
+
+Death: a desktop whose X server or app dies is replaced inside ``DesktopEnv.step`` (the step
+is ``truncated`` with ``info["desktop_restarted"]``). A worker process that dies (killed, out of
+memory) or stops answering for ``timeout`` seconds is not waited on forever:
+``DesktopVectorEnv`` raises ``WorkerDiedError`` / ``WorkerTimeoutError`` naming the worker,
+terminates the other workers, and stops the desktop processes (Xvfb, app) the dead worker left
+behind. The vector env is then closed; make a new one to go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AsyncVectorEnv
+from gymnasium.vector.async_vector_env import AsyncState
+
+from mantis_fast.errors import InvalidInputError, MantisError
+from mantis_fast.gym.desktop import DesktopEnv
+from mantis_fast.gym.registration import MAX_EPISODE_STEPS
+from mantis_fast.gym.tasks import Task
+
+__all__ = [
+    "DEFAULT_CONTEXT",
+    "DEFAULT_TIMEOUT_S",
+    "DesktopProcess",
+    "DesktopVectorEnv",
+    "WorkerDiedError",
+    "WorkerTimeoutError",
+    "make_vec",
+    "vector_entry_point",
+]
+
+#: The multiprocessing start method of the workers. "forkserver": a worker forked from a
+#: clean server process that never ran an OpenMP team (GNU OpenMP hangs in a child forked
+#: after its parent used one) nor holds the parent's X connections, threads or locks; it
+#: starts as fast as "fork" once the server has imported mantis_fast (measured on 2 cores,
+#: 4 desktops, construction + first reset: fork 1.9 s, forkserver 2.0 s, spawn 2.9 s).
+DEFAULT_CONTEXT = "forkserver"
+#: Seconds a ``reset``/``step``/``call`` may take before a worker counts as hung. A step that
+#: replaces a dead desktop starts an Xvfb and the app again (seconds); a reset may do it twice.
+DEFAULT_TIMEOUT_S = 120.0
+# The modules a forkserver imports once, so every worker it forks starts with them loaded.
+_PRELOAD = ["mantis_fast.gym.desktop", "mantis_fast.gym.tasks", "gymnasium.vector"]
+_CONTEXTS = ("forkserver", "spawn", "fork")
+_SYSVIPC_SHM = "/proc/sysvipc/shm"
+_IPC_RMID = 0
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class WorkerDiedError(MantisError, RuntimeError):
+    """A worker process of a ``DesktopVectorEnv`` died (the message names it and its exit)."""
+
+
+class WorkerTimeoutError(MantisError, TimeoutError):
+    """A worker process of a ``DesktopVectorEnv`` did not answer within its ``timeout``."""
+
+
+@dataclass(frozen=True)
+class DesktopProcess:
+    """A process a worker started for its desktop (Xvfb, the app): its pid, its command name
+    and its start time in clock ticks since boot (with the pid, what tells it from a later
+    process that got the same pid)."""
+
+    pid: int
+    name: str
+    start_ticks: int
+
+    def alive(self) -> bool:
+        stat = _stat(self.pid)
+        return stat is not None and stat[1] == self.start_ticks and stat[0] != "Z"
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, start time in ticks) of ``pid`` from /proc, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            text = file.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(b")") + 2 :].split()  # the command name may hold spaces
+    return fields[0].decode(), int(fields[19])
+
+
+def _children(pid: int) -> list[DesktopProcess]:
+    """The live child processes of ``pid`` (of all its threads)."""
+    found = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as file:
+                pids = [int(child) for child in file.read().split()]
+        except OSError:
+            continue
+        for child in pids:
+            stat = _stat(child)
+            try:
+                with open(f"/proc/{child}/comm") as file:
+                    name = file.read().strip()
+            except OSError:
+                continue
+            if stat is not None:
+                found.append(DesktopProcess(child, name, stat[1]))
+    return found
+
+
+def _stop(processes: Sequence[DesktopProcess], grace_s: float = 5.0) -> None:
+    """SIGTERM (Xvfb then removes its framebuffer segment), then SIGKILL what is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        living = [process for process in processes if process.alive()]
+        for process in living:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(process.pid, sig)
+        deadline = time.monotonic() + grace_s
+        while any(process.alive() for process in living) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+def _remove_orphan_segments(creators: set[int]) -> None:
+    """Remove the SysV segments that dead processes of ours created and nobody has attached:
+    an Xvfb killed outright (SIGKILL, the OOM killer) leaves its ``-shmem`` framebuffer behind,
+    a few MB per desktop that nothing would ever free."""
+    if not creators:
+        return
+    try:
+        with open(_SYSVIPC_SHM) as table:
+            header, *rows = table.read().splitlines()
+    except (OSError, ValueError):
+        return
+    columns = header.split()
+    shmid_at, cpid_at, nattch_at = (columns.index(k) for k in ("shmid", "cpid", "nattch"))
+    for row in rows:
+        fields = row.split()
+        if int(fields[cpid_at]) in creators and fields[nattch_at] == "0":
+            _libc.shmctl(int(fields[shmid_at]), _IPC_RMID, None)
+
+
+def _make_desktop(
+    task: Task | Callable[..., Any] | None, max_episode_steps: int | None, kwargs: dict
+) -> gymnasium.Env:
+    """Runs in a worker: the worker's own env (its desktop starts at the first reset)."""
+    env: gymnasium.Env = DesktopEnv(task, **kwargs)
+    if max_episode_steps is not None:
+        env = gymnasium.wrappers.TimeLimit(env, max_episode_steps)
+    return env
+
+
+class DesktopVectorEnv(AsyncVectorEnv):
+    """An ``AsyncVectorEnv`` of desktops that never hangs on a worker (see the module
+    docstring): every wait is bounded by ``timeout`` seconds, a dead or hung worker raises
+    ``WorkerDiedError`` / ``WorkerTimeoutError``, and ``close()`` stops every desktop process
+    the workers started, including those of a worker that died."""
+
+    def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], *, timeout: float, **kw):
+        self.timeout = timeout
+        self._desktop_processes: list[list[DesktopProcess]] = [[] for _ in env_fns]
+        self._done = np.zeros(len(env_fns), bool)
+        super().__init__(env_fns, **kw)
+
+    # -- the desktop processes -------------------------------------------------------------
+    def desktop_processes(self) -> tuple[tuple[DesktopProcess, ...], ...]:
+        """Per env, the processes its worker started (Xvfb, the app) as last seen."""
+        return tuple(tuple(processes) for processes in self._desktop_processes)
+
+    def _look_at_children(self, indices: Sequence[int]) -> None:
+        # A worker's desktop processes change only when it (re)starts a desktop or an app:
+        # at reset, at the autoreset after an episode ends, when a dead desktop is replaced.
+        gone: set[int] = set()
+        for index in indices:
+            process = self.processes[index]
+            if process.pid is not None and process.exitcode is None:
+                before = self._desktop_processes[index]
+                self._desktop_processes[index] = _children(process.pid)
+                gone.update(old.pid for old in before if not old.alive())
+        _remove_orphan_segments(gone)
+
+    # -- bounded waits ---------------------------------------------------------------------
+    def reset_async(self, *args: Any, **kwargs: Any) -> None:
+        self._guarded(super().reset_async, *args, **kwargs)
+
+    def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
+        result = self._guarded(super().reset_wait, self._bound(timeout))
+        self._done[:] = False
+        self._look_at_children(range(self.num_envs))
+        return result
+
+    def step_async(self, actions: Any) -> None:
+        self._guarded(super().step_async, actions)
+
+    def step_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
+        result = self._guarded(super().step_wait, self._bound(timeout))
+        _, _, terminated, truncated, _ = result
+        # Truncation covers a replaced desktop; an ended episode resets at the next step.
+        self._look_at_children(np.flatnonzero(self._done | truncated))
+        self._done = terminated | truncated
+        return result
+
+    def call_async(self, name: str, /, *args: object, **kwargs: object) -> None:
+        self._guarded(super().call_async, name, *args, **kwargs)
+
+    def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
+        return self._guarded(super().call_wait, self._bound(timeout))
+
+    def _bound(self, timeout: float | None) -> float:
+        return self.timeout if timeout is None else timeout
+
+    def _guarded(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            raise self._fail(WorkerDiedError, self._dead_workers() or "a worker died") from exc
+        except multiprocessing.TimeoutError as exc:
+            hung = [
+                f"worker {index} (pid {self.processes[index].pid})"
+                for index, pipe in enumerate(self.parent_pipes)
+                if pipe is not None and not pipe.closed and not pipe.poll(0)
+            ]
+            raise self._fail(
+                WorkerTimeoutError,
+                f"{', '.join(hung) or 'a worker'} did not answer within {self._bound(None)}s",
+            ) from exc
+
+    def _dead_workers(self) -> str:
+        # The pipe shows a death as soon as the kernel closes the worker's files; its exit
+        # status follows a moment later.
+        deadline = time.monotonic() + 1.0
+        while True:
+            dead = [
+                f"worker {index} (pid {process.pid}) {_exit_reason(process.exitcode)}"
+                for index, process in enumerate(self.processes)
+                if process.exitcode is not None
+            ]
+            if dead or time.monotonic() > deadline:
+                return ", ".join(dead)
+            time.sleep(0.01)
+
+    def _fail(self, kind: type[MantisError], what: str) -> MantisError:
+        """The vector env is out of step with its workers: close it, and say why."""
+        with contextlib.suppress(Exception):
+            self.close(terminate=True)
+        return kind(
+            f"{what}; the vector env of {self.num_envs} desktops is closed, its desktops "
+            "stopped (make a new one to go on)"
+        )
+
+    # -- closing ---------------------------------------------------------------------------
+    def close_extras(self, timeout: float | None = None, terminate: bool = False) -> None:
+        """Ask every worker to close its env (bounded by ``timeout``); terminate, then kill,
+        the workers that do not; then stop any desktop process a worker left behind.
+        (Gymnasium's own close waits without a bound for a worker that stopped answering.)"""
+        deadline = time.monotonic() + (0.0 if terminate else self._bound(timeout))
+        if self._state is not AsyncState.DEFAULT and not terminate:
+            pending_wait = getattr(AsyncVectorEnv, f"{self._state.value}_wait")
+            try:
+                pending_wait(self, max(deadline - time.monotonic(), 0.0))
+            except Exception:
+                terminate = True
+        self._state = AsyncState.DEFAULT
+        pipes = [pipe for pipe in self.parent_pipes if pipe is not None and not pipe.closed]
+        if not terminate:
+            asked = []
+            for pipe in pipes:
+                with contextlib.suppress(OSError):
+                    pipe.send(("close", None))
+                    asked.append(pipe)
+            for pipe in asked:
+                with contextlib.suppress(EOFError, OSError):
+                    if pipe.poll(max(deadline - time.monotonic(), 0.0)):
+                        pipe.recv()
+        for pipe in pipes:
+            pipe.close()
+        grace = max(deadline - time.monotonic(), 0.0) + 5.0
+        for process in self.processes:
+            process.join(timeout=grace if not terminate else 0.0)
+            if process.is_alive():
+                process.terminate()
+        for process in self.processes:
+            process.join(timeout=2.0)
+            if process.is_alive():  # stopped (SIGSTOP) or stuck where SIGTERM cannot reach
+                process.kill()
+                process.join()
+        # A worker that was terminated or killed ran no cleanup: stop what it left behind.
+        left = [process for processes in self._desktop_processes for process in processes]
+        _stop(left)
+        _remove_orphan_segments({process.pid for process in left})
+
+
+def _exit_reason(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        return f"was killed by {signal.Signals(-exitcode).name}"
+    return f"exited with code {exitcode}"
+
+
+def make_vec(
+    n: int,
+    task: Task | Callable[..., Any] | None = None,
+    *,
+    shared_memory: bool = True,
+    context: str = DEFAULT_CONTEXT,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_episode_steps: int | None = MAX_EPISODE_STEPS,
+    copy: bool = True,
+    **env_kwargs: Any,
+) -> DesktopVectorEnv:
+    """A vector env of ``n`` ``DesktopEnv(task, **env_kwargs)``, one worker process each.
+
+    ``task`` is copied into every worker (a ``Task`` pickles as its settings), so each desktop
+    runs its own app. ``shared_memory``: observations come back through shared memory.
+    ``context``: the multiprocessing start method ("forkserver", "spawn" or "fork"; see
+    ``DEFAULT_CONTEXT``). ``timeout``: seconds a reset, step or call may take before the
+    worker counts as hung. ``max_episode_steps``: each env is wrapped in ``TimeLimit``, as
+    ``gymnasium.make`` does (None: no limit). ``copy``: ``reset``/``step`` return copies of
+    the shared observations (False: the shared buffer itself, overwritten by the next step).
+    ``reset(seed=s)`` seeds env ``i`` with ``s + i``.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InvalidInputError(f"n must be an integer >= 1 (the number of desktops), got {n!r}")
+    if context not in _CONTEXTS:
+        raise InvalidInputError(f"context must be one of {', '.join(_CONTEXTS)}, got {context!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise InvalidInputError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+    if max_episode_steps is not None and (
+        isinstance(max_episode_steps, bool)
+        or not isinstance(max_episode_steps, int)
+        or max_episode_steps < 1
+    ):
+        raise InvalidInputError(
+            f"max_episode_steps must be an integer >= 1 or None, got {max_episode_steps!r}"
+        )
+    if context == "forkserver":
+        multiprocessing.get_context("forkserver").set_forkserver_preload(_PRELOAD)
+    make_one = functools.partial(_make_desktop, task, max_episode_steps, env_kwargs)
+    return DesktopVectorEnv(
+        [make_one] * int(n),
+        timeout=float(timeout),
+        shared_memory=shared_memory,
+        copy=copy,
+        context=context,
+    )
+
+
+def vector_entry_point(num_envs: int = 1, **kwargs: Any) -> DesktopVectorEnv:
+    """``gymnasium.make_vec("mantis_fast/Desktop-v0", num_envs=n, **kwargs)``: ``make_vec``."""
+    return make_vec(num_envs, **kwargs)

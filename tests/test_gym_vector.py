@@ -1,0 +1,231 @@
+"""``make_vec``: a vector env of real desktops (one worker process, Xvfb and demo app each).
+
+Desktops start in parallel; observations come through shared memory and show each env's own
+screen; the demo brain plays ClickTarget and a random policy plays too; a killed Xvfb is
+replaced and reported; a killed or stopped worker raises within a bound; close() leaves no
+process and no SysV segment behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import gymnasium
+import numpy as np
+import pytest
+
+from mantis_fast.demo.brain import find_red_target
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.gym import DESKTOP_ID, ClickTarget, DesktopVectorEnv, make_vec
+from mantis_fast.gym.policies import click_red_targets, random_pointer
+from mantis_fast.gym.vector import DesktopProcess, WorkerDiedError, WorkerTimeoutError
+from mantis_fast.pixels.image import resize
+
+N = 4
+VIEWPORT = (640, 360)
+OBSERVATION = (320, 180)
+EPISODE_STEPS = 12
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+# Every desktop process a vector env of this module ever showed, for the final leak check.
+seen: set[DesktopProcess] = set()
+
+
+def remember(envs: DesktopVectorEnv) -> tuple[tuple[DesktopProcess, ...], ...]:
+    processes = envs.desktop_processes()
+    seen.update(process for env in processes for process in env)
+    return processes
+
+
+def segments() -> dict[int, int]:
+    """shmid -> creator pid of every SysV shared-memory segment (/proc/sysvipc/shm)."""
+    with open("/proc/sysvipc/shm") as table:
+        header, *rows = table.read().splitlines()
+    columns = header.split()
+    shmid, cpid = columns.index("shmid"), columns.index("cpid")
+    return {int(row.split()[shmid]): int(row.split()[cpid]) for row in rows}
+
+
+@pytest.fixture(scope="module")
+def envs() -> Iterator[DesktopVectorEnv]:
+    vector = make_vec(
+        N,
+        ClickTarget(targets=3),
+        viewport=VIEWPORT,
+        observation_size=OBSERVATION,
+        render_mode="rgb_array",
+        max_episode_steps=EPISODE_STEPS,
+        timeout=60,
+    )
+    yield vector
+    vector.close()
+
+
+def test_desktops_start_in_parallel(envs: DesktopVectorEnv) -> None:
+    started = time.monotonic()
+    observations, infos = envs.reset(seed=0)
+    first_reset_s = time.monotonic() - started
+    processes = remember(envs)
+    assert [sorted(p.name for p in env) for env in processes] == [["Xvfb", "python"]] * N
+
+    # One after the other, desktop i + 1 would start after desktop i's Xvfb and app were up;
+    # at once, every Xvfb starts within a fraction of one desktop's start-up.
+    def spread(xvfb: bool) -> float:
+        starts = [p.start_ticks for env in processes for p in env if (p.name == "Xvfb") == xvfb]
+        return (max(starts) - min(starts)) / TICKS_PER_S
+
+    assert spread(True) < first_reset_s / 4, (spread(True), first_reset_s)
+    assert spread(False) < first_reset_s / 2, (spread(False), first_reset_s)
+    assert observations.shape == (N, OBSERVATION[1], OBSERVATION[0], 3)
+    assert len({tuple(target) for target in infos["target"]}) == N  # seeds 0..3: four episodes
+
+
+def test_observations_are_shared_and_show_each_desktop(envs: DesktopVectorEnv) -> None:
+    observations, infos = envs.reset(seed=10)
+    assert envs.shared_memory
+    np.testing.assert_array_equal(observations, envs.observations)  # the shared buffer
+    screens = envs.call("render")  # each worker grabs its own screen
+    for index, (observation, screen) in enumerate(zip(observations, screens, strict=True)):
+        assert screen.shape == (VIEWPORT[1], VIEWPORT[0], 3)
+        np.testing.assert_array_equal(observation, resize(screen, OBSERVATION), err_msg=index)
+        x, y, _ = infos["target"][index]
+        found = find_red_target(observation)
+        assert found is not None
+        assert abs(found[0] - x / 2) <= 2 and abs(found[1] - y / 2) <= 2, (found, x, y)
+
+
+def test_the_demo_brain_hits_and_finishes_episodes(envs: DesktopVectorEnv) -> None:
+    observations, _ = envs.reset(seed=20)
+    envs.action_space.seed(20)
+    returns, finished = np.zeros(N), np.zeros(N, bool)
+    for _ in range(6):
+        actions = click_red_targets(observations, envs.action_space)
+        observations, rewards, terminated, truncated, infos = envs.step(actions)
+        returns += np.where(finished, 0.0, rewards)
+        assert not truncated.any(), infos
+        finished |= terminated
+        if finished.all():
+            break
+    assert finished.all(), returns
+    assert returns.tolist() == [3.0] * N  # three targets each, no miss
+
+
+def test_a_random_policy_plays_episodes_to_their_end(envs: DesktopVectorEnv) -> None:
+    observations, _ = envs.reset(seed=30)
+    envs.action_space.seed(30)
+    ended = np.zeros(N, bool)
+    for _ in range(EPISODE_STEPS):
+        actions = random_pointer(observations, envs.action_space)
+        assert envs.action_space.contains(actions)
+        observations, rewards, terminated, truncated, infos = envs.step(actions)
+        assert envs.observation_space.contains(observations)
+        assert np.isfinite(rewards).all() and "error" not in infos
+        ended |= terminated | truncated
+    assert ended.all()  # a hit streak, a loop, or the time limit
+    remember(envs)
+
+
+def test_a_killed_xvfb_is_replaced_and_reported(envs: DesktopVectorEnv) -> None:
+    observations, _ = envs.reset(seed=40)
+    before = remember(envs)
+    victim = next(p for p in before[2] if p.name == "Xvfb")
+    os.kill(victim.pid, signal.SIGKILL)
+    actions = click_red_targets(observations, envs.action_space)
+    observations, rewards, _, truncated, infos = envs.step(actions)
+    assert truncated.tolist() == [False, False, True, False]
+    assert infos["_desktop_restarted"].tolist() == [False, False, True, False]
+    assert "the desktop died" in infos["desktop_restarted"][2]
+    assert rewards[2] == 0.0 and (rewards[[0, 1, 3]] == 1.0).all()
+    after = remember(envs)
+    assert victim not in after[2] and after[0] == before[0]
+    assert victim.pid not in segments().values()  # its framebuffer segment was removed
+    # The vector env goes on: env 2 autoresets (a new episode on its new desktop), then hits.
+    observations, *_ = envs.step(click_red_targets(observations, envs.action_space))
+    observations, rewards, *_ = envs.step(click_red_targets(observations, envs.action_space))
+    assert rewards[2] == 1.0
+
+
+@pytest.mark.parametrize("how", ["SIGKILL while idle", "SIGKILL during a step", "SIGSTOP"])
+def test_a_dead_or_hung_worker_raises_within_a_bound(how: str) -> None:
+    small = make_vec(2, ClickTarget(), viewport=VIEWPORT, observation_size=OBSERVATION, timeout=3)
+    try:
+        small.reset(seed=0)
+        processes = remember(small)
+        worker = small.processes[1].pid
+        started = time.monotonic()
+        if how == "SIGKILL while idle":
+            os.kill(worker, signal.SIGKILL)
+        expected = WorkerTimeoutError if how == "SIGSTOP" else WorkerDiedError
+        with pytest.raises(expected, match="worker 1") as raised:
+            small.step_async(small.action_space.sample())
+            os.kill(worker, signal.SIGSTOP if how == "SIGSTOP" else signal.SIGKILL)
+            small.step_wait()
+        elapsed = time.monotonic() - started
+        assert elapsed < 15, elapsed
+        if expected is WorkerDiedError:
+            assert "killed by SIGKILL" in str(raised.value)
+        assert small.closed
+        assert not any(p.alive() for env in processes for p in env)  # Xvfb and app stopped
+        assert not any(process.is_alive() for process in small.processes)
+    finally:
+        small.close()
+
+
+def test_gymnasium_make_vec_uses_make_vec() -> None:
+    made = gymnasium.make_vec(
+        DESKTOP_ID,
+        num_envs=2,
+        vectorization_mode="vector_entry_point",
+        task=ClickTarget(),
+        viewport=VIEWPORT,
+        observation_size=OBSERVATION,
+    )
+    try:
+        assert isinstance(made, DesktopVectorEnv) and made.num_envs == 2
+        assert made.observation_space.shape == (2, OBSERVATION[1], OBSERVATION[0], 3)
+        assert made.get_attr("_max_episode_steps") == (200, 200)  # gymnasium.make's TimeLimit
+        assert made.spec is not None and made.spec.id == DESKTOP_ID
+    finally:
+        made.close()
+    default = gymnasium.make_vec(DESKTOP_ID, num_envs=1)  # the entry point is the default mode
+    default.close()
+    assert isinstance(default, DesktopVectorEnv)
+
+
+def test_bad_arguments() -> None:
+    for n in (0, -1, 2.5, "4", True):
+        with pytest.raises(InvalidInputError, match="n must be an integer >= 1"):
+            make_vec(n)
+    with pytest.raises(InvalidInputError, match="context must be one of"):
+        make_vec(2, context="thread")
+    with pytest.raises(InvalidInputError, match="timeout must be"):
+        make_vec(2, timeout=0)
+    with pytest.raises(InvalidInputError, match="max_episode_steps"):
+        make_vec(2, max_episode_steps=0)
+    space = gymnasium.vector.utils.batch_space(
+        gymnasium.spaces.Dict(
+            {
+                "type": gymnasium.spaces.Discrete(4),
+                "point": gymnasium.spaces.Box(0, 9, (2,), np.int64),
+            }
+        ),
+        2,
+    )
+    with pytest.raises(InvalidInputError, match="batch of RGB images"):
+        click_red_targets(np.zeros((2, 4, 4)), space)
+    with pytest.raises(InvalidInputError, match="3 images for an action space of 2"):
+        click_red_targets(np.zeros((3, 4, 4, 3), np.uint8), space)
+    with pytest.raises(InvalidInputError, match="action_space must be"):
+        random_pointer(np.zeros((2, 4, 4, 3), np.uint8), gymnasium.spaces.Discrete(2))
+
+
+def test_close_leaves_no_process_or_segment_behind(envs: DesktopVectorEnv) -> None:
+    remember(envs)
+    workers = [process.pid for process in envs.processes]
+    envs.close()
+    assert not any(p.alive() for p in seen), [p for p in seen if p.alive()]
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)
+    ours = {p.pid for p in seen} | set(workers)
+    assert not [shmid for shmid, creator in segments().items() if creator in ours]
