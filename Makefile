@@ -34,7 +34,7 @@ PYAUTOGUI := pyautogui==0.9.54 pymsgbox pytweening pyscreeze pygetwindow mousein
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint]'
+	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint,ray]'
 	$(PY) -m pip install -q --no-deps $(PYAUTOGUI)
 	touch $(STAMP)
 

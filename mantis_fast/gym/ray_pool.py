@@ -1,0 +1,510 @@
+"""Desktops as Ray actors, across the machines of a Ray cluster (the ``mantis_fast[ray]`` extra).
+
+::
+
+    import ray
+    from mantis_fast.gym import ClickTarget
+    from mantis_fast.gym.ray_pool import DesktopPool
+
+    ray.init(address="auto")                 # nodes started with --resources='{"desktop": N}'
+    with DesktopPool(8, ClickTarget(), observation_size=(320, 180)) as pool:
+        observations, infos = pool.reset(seed=0)          # (8, 180, 320, 3) uint8
+        observations, rewards, terminated, truncated, infos = pool.step(actions)
+
+``DesktopActor`` is a Ray actor owning one ``DesktopEnv`` (its own Xvfb, app and input on the
+node Ray placed it on); its observations come back through Ray's object store, where numpy
+arrays are read zero-copy by ``ray.get``. ``DesktopPool`` steps ``n`` of them in parallel and
+batches the results. Placement is Ray's: each actor asks for ``resources`` (by default one unit
+of a custom ``desktop`` resource, which each node declares as the number of desktops it can
+hold) and is spread over the nodes.
+
+Deaths: a desktop whose X server or app dies is restarted by ``DesktopEnv`` itself. An actor
+whose process dies (killed, out of memory, its node lost) is restarted by Ray
+(``max_restarts``) or, failing that, created again by the pool; either way that desktop's step
+reports ``truncated=True`` with the reason in ``info["actor_restarted"]`` and
+``info["truncated_reason"]``. Every wait on Ray is bounded (``step_timeout``,
+``start_timeout``): an actor that does not answer in time is killed and replaced.
+
+``register_rllib_env`` registers the env with ``ray.tune.register_env`` for RLlib's env
+runners. Ray is imported only when used: ``import mantis_fast`` works without the extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mantis_fast.errors import InvalidInputError, MantisError
+
+__all__ = [
+    "DEFAULT_RESOURCES",
+    "DesktopActor",
+    "DesktopPool",
+    "DesktopPoolError",
+    "RayNotInstalledError",
+    "make_rllib_env",
+    "register_rllib_env",
+]
+
+DEFAULT_RESOURCES: Mapping[str, float] = {"desktop": 1}
+RLLIB_ENV_NAME = "mantis_fast_desktop"
+_REASON_CHARS = 300  # an actor's death message can carry a whole traceback
+
+
+class RayNotInstalledError(MantisError, ImportError):
+    """Ray (or the part of it a call needs) is not installed."""
+
+
+class DesktopPoolError(MantisError, RuntimeError):
+    """A desktop actor could not be placed or started in time."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayNotInstalledError(
+            "mantis_fast.gym.ray_pool needs Ray: pip install 'mantis_fast[ray]' "
+            f"(import ray failed: {exc})"
+        ) from None
+    return ray
+
+
+# -- the actor ---------------------------------------------------------------------------------
+
+# Kills the actor's desktop processes when the actor dies without closing them (kill -9, OOM):
+# Xvfb runs in its own session, so nothing else would. The actor writes the pids of its process
+# tree on every change; end of input means the actor is gone, and the last list is killed.
+_REAPER = """\
+import os, signal, sys
+pids = []
+for line in sys.stdin:
+    pids = [int(p) for p in line.split()]
+for pid in pids:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    """The pids under ``pid`` (children of every thread, recursively), from /proc."""
+    found: list[int] = []
+    stack = [pid]
+    while stack:
+        parent = stack.pop()
+        try:
+            threads = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children") as f:
+                    children = [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            stack.extend(children)
+    return found
+
+
+class _DesktopWorker:
+    """The body of ``DesktopActor``: one ``DesktopEnv`` in a Ray worker process."""
+
+    def __init__(self, task: Any, env_kwargs: Mapping[str, Any], autoreset: bool) -> None:
+        from mantis_fast.gym.desktop import DesktopEnv
+
+        # Its own session: Ray kills a dead worker's process group, which would take the
+        # reaper with it before it could act.
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-c", _REAPER],
+            stdin=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self._reported: list[int] = []
+        self.env = DesktopEnv(task, **env_kwargs)
+        self.autoreset = autoreset
+
+    def _report_processes(self) -> None:
+        pids = [p for p in _descendants(os.getpid()) if p != self._reaper.pid]
+        if pids != self._reported and self._reaper.stdin is not None:
+            self._reaper.stdin.write(" ".join(map(str, pids)) + "\n")
+            self._reaper.stdin.flush()
+            self._reported = pids
+
+    def where(self) -> dict[str, Any]:
+        """The node and processes of this desktop: ``node_id``, ``ip``, ``pid`` (the actor),
+        ``desktop_pids`` (Xvfb, app and what they started)."""
+        import ray
+
+        return {
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "ip": ray.util.get_node_ip_address(),
+            "pid": os.getpid(),
+            "xvfb_pid": getattr(getattr(self.env._desktop, "_xvfb", None), "pid", None),
+            "desktop_pids": [p for p in _descendants(os.getpid()) if p != self._reaper.pid],
+        }
+
+    def reset(
+        self, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        result = self.env.reset(seed=seed, options=options)
+        self._report_processes()
+        return result
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        if self.autoreset and (terminated or truncated):
+            # Gymnasium's same-step autoreset: the next episode's first observation, the ended
+            # one's last in info (one call, no extra round trip per episode).
+            final, final_info = observation, info
+            observation, info = self.env.reset()
+            info = {**info, "final_obs": final, "final_info": final_info}
+            for key in ("truncated_reason", "desktop_restarted"):
+                if key in final_info:
+                    info[key] = final_info[key]
+        if "desktop_restarted" in info or (self.autoreset and (terminated or truncated)):
+            self._report_processes()
+        return observation, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        self.env.close()
+        if self._reaper.stdin is not None:
+            self._reaper.stdin.write("\n")  # nothing left to kill
+            self._reaper.stdin.close()
+        self._reaper.wait(timeout=10)
+
+
+_actor_class: Any = None
+DesktopActor: Any  # made on first access (module ``__getattr__``)
+
+
+def _desktop_actor() -> Any:
+    global _actor_class
+    if _actor_class is None:
+        _actor_class = _ray().remote(_DesktopWorker)
+    return _actor_class
+
+
+def __getattr__(name: str) -> Any:
+    # ``DesktopActor`` is made with ``ray.remote`` on first use, so importing this module
+    # needs no Ray.
+    if name == "DesktopActor":
+        return _desktop_actor()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- the pool ----------------------------------------------------------------------------------
+
+
+def _stack(items: Sequence[Any]) -> Any:
+    """One batch from the desktops' observations (arrays or dicts of them): one copy out of the
+    object store, which frees the store's buffers as soon as the step's results are dropped."""
+    first = items[0]
+    if isinstance(first, Mapping):
+        return {key: _stack([item[key] for item in items]) for key in first}
+    if isinstance(first, np.ndarray):
+        return np.stack(items)
+    return list(items)
+
+
+def _split(actions: Any, n: int) -> list[Any]:
+    """Per-desktop actions from a list of ``n`` actions or a batched ``Dict`` sample."""
+    if isinstance(actions, Mapping):
+        try:
+            return [{key: value[i] for key, value in actions.items()} for i in range(n)]
+        except (IndexError, TypeError, KeyError):
+            raise InvalidInputError(
+                f"a batched action dict needs {n} entries per key, got "
+                f"{ {k: np.shape(v) for k, v in actions.items()} }"
+            ) from None
+    if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence | np.ndarray):
+        raise InvalidInputError(
+            f"actions must be a sequence of {n} actions or a batched dict, got {actions!r}"
+        )
+    if len(actions) != n:
+        raise InvalidInputError(f"the pool has {n} desktops, got {len(actions)} actions")
+    return list(actions)
+
+
+def _reason(what: str, exc: BaseException) -> str:
+    message = " ".join(str(exc).split())
+    if len(message) > _REASON_CHARS:
+        message = message[:_REASON_CHARS] + "..."
+    return f"{what}: {type(exc).__name__}: {message}"
+
+
+class DesktopPool:
+    """``n`` desktops as Ray actors, stepped in parallel.
+
+    ``task``: the ``Task`` of every desktop (it is sent to the actors as its settings);
+    ``env_kwargs`` go to each ``DesktopEnv``. ``resources``: the Ray resources one desktop
+    takes (default ``{"desktop": 1}``; nodes declare how many they hold); ``num_cpus``: the
+    CPUs it reserves (default 0: the ``desktop`` resource is the budget). ``actor_options``:
+    further ``ray.remote`` options (``scheduling_strategy`` defaults to ``"SPREAD"``,
+    ``runtime_env``...). ``autoreset``: an ended episode is reset within the same step (its last
+    observation and info in ``info["final_obs"]`` / ``info["final_info"]``). ``max_restarts``:
+    how often Ray restarts a dead actor before the pool creates a new one. ``step_timeout``
+    bounds a step, ``start_timeout`` an actor's start and first reset.
+
+    ``step(actions)`` and ``reset(seed=...)`` return numpy batches (observations stacked,
+    rewards, terminated and truncated as arrays) and a list of per-desktop ``info`` dicts.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        task: Any = None,
+        *,
+        resources: Mapping[str, float] | None = None,
+        num_cpus: float = 0,
+        actor_options: Mapping[str, Any] | None = None,
+        autoreset: bool = True,
+        max_restarts: int = 3,
+        step_timeout: float = 60.0,
+        start_timeout: float = 120.0,
+        **env_kwargs: Any,
+    ) -> None:
+        if not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+            raise InvalidInputError(f"n must be an integer >= 1, got {n!r}")
+        resources = dict(DEFAULT_RESOURCES if resources is None else resources)
+        if not all(
+            isinstance(k, str) and isinstance(v, int | float) and v >= 0
+            for k, v in resources.items()
+        ):
+            raise InvalidInputError(f"resources must map names to amounts >= 0, got {resources!r}")
+        if not (isinstance(num_cpus, int | float) and num_cpus >= 0):
+            raise InvalidInputError(f"num_cpus must be a number >= 0, got {num_cpus!r}")
+        if not (isinstance(max_restarts, int) and max_restarts >= -1):
+            raise InvalidInputError(f"max_restarts must be an integer >= -1, got {max_restarts!r}")
+        for name, value in (("step_timeout", step_timeout), ("start_timeout", start_timeout)):
+            if not (isinstance(value, int | float) and value > 0):
+                raise InvalidInputError(f"{name} must be a number of seconds > 0, got {value!r}")
+        from mantis_fast.gym.tasks import as_task
+
+        as_task(task)  # a bad task fails here, not in n remote constructors
+        self._ray = _ray()
+        if not self._ray.is_initialized():
+            raise DesktopPoolError(
+                "Ray is not initialized: call ray.init(...) first "
+                "(ray.init(address='auto') joins the cluster this machine is part of)"
+            )
+        self.n, self.task, self.env_kwargs = n, task, dict(env_kwargs)
+        self.autoreset = bool(autoreset)
+        self.step_timeout, self.start_timeout = float(step_timeout), float(start_timeout)
+        self._options = {
+            "num_cpus": num_cpus,
+            "resources": resources,
+            "max_restarts": max_restarts,
+            # A step retried on a restarted actor would step a fresh desktop as if nothing
+            # happened: the pool sees the failure instead and reports the episode truncated.
+            "max_task_retries": 0,
+            "scheduling_strategy": "SPREAD",
+            **(actor_options or {}),
+        }
+        self.restarts = 0
+        """Actors restarted or replaced so far."""
+        self._actors: list[Any] = []
+        try:
+            self._actors = [self._new_actor() for _ in range(n)]
+            self._get([a.where.remote() for a in self._actors], self.start_timeout, "start")
+        except BaseException:
+            self.close()
+            raise
+
+    def _new_actor(self) -> Any:
+        cls = _desktop_actor().options(**self._options)
+        return cls.remote(self.task, self.env_kwargs, self.autoreset)
+
+    def _get(self, refs: list[Any], timeout: float, what: str) -> list[Any]:
+        """All results or a ``DesktopPoolError`` naming the desktops that did not answer."""
+        _, pending = self._ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        if pending:
+            missing = [i for i, ref in enumerate(refs) if ref in set(pending)]
+            raise DesktopPoolError(
+                f"desktops {missing} did not {what} within {timeout:g}s; the cluster has "
+                f"{self._ray.available_resources()} free of {self._ray.cluster_resources()} "
+                f"and each desktop asks for {self._options['resources']} "
+                f"and {self._options['num_cpus']} CPUs"
+            )
+        return self._ray.get(refs)
+
+    # -- the batched API ---------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: Mapping | None = None
+    ) -> tuple[Any, list[dict[str, Any]]]:
+        """Reset every desktop: ``seed`` is an int (desktop ``i`` gets ``seed + i``), a list of
+        ``n`` seeds, or None."""
+        if seed is None or isinstance(seed, int):
+            seeds = [None if seed is None else seed + i for i in range(self.n)]
+        elif isinstance(seed, Sequence) and len(seed) == self.n:
+            seeds = list(seed)
+        else:
+            raise InvalidInputError(f"seed must be an int, None or {self.n} seeds, got {seed!r}")
+        refs = [a.reset.remote(s, options) for a, s in zip(self._actors, seeds, strict=True)]
+        results = self._gather(refs, self.start_timeout, seeds)
+        observations = [r[0] for r in results]
+        return _stack(observations), [r[1] for r in results]
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """Step every desktop with its action (a list of ``n``, or a batched dict sample)."""
+        per_desktop = _split(actions, self.n)
+        refs = [a.step.remote(x) for a, x in zip(self._actors, per_desktop, strict=True)]
+        results = self._gather(refs, self.step_timeout, None)
+        observations, rewards, terminated, truncated, infos = zip(*results, strict=True)
+        return (
+            _stack(observations),
+            np.array(rewards, np.float64),
+            np.array(terminated, bool),
+            np.array(truncated, bool),
+            list(infos),
+        )
+
+    def _gather(
+        self, refs: list[Any], timeout: float, seeds: Sequence[int | None] | None
+    ) -> list[tuple]:
+        """Each desktop's result; a desktop whose actor died or hung is restarted, and its
+        result is a fresh episode: a truncated step (``seeds`` None), or a reset's result."""
+        ray = self._ray
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        ready_set = set(ready)
+        results: list[tuple] = []
+        for i, ref in enumerate(refs):
+            if ref not in ready_set:
+                reason = f"the desktop actor did not answer within {timeout:g}s"
+                with contextlib.suppress(Exception):
+                    ray.kill(self._actors[i], no_restart=False)  # Ray restarts it
+            else:
+                try:
+                    results.append(ray.get(ref))
+                    continue
+                except ray.exceptions.RayActorError as exc:
+                    reason = _reason("the desktop actor died", exc)
+            observation, info = self._restart(i, reason, None if seeds is None else seeds[i])
+            results.append(
+                (observation, info) if seeds is not None else (observation, 0.0, False, True, info)
+            )
+        return results
+
+    def _restart(self, i: int, reason: str, seed: int | None) -> tuple[Any, dict[str, Any]]:
+        """A fresh episode on desktop ``i`` after its actor died: on the actor Ray restarted,
+        or on a new one."""
+        ray = self._ray
+        self.restarts += 1
+        try:
+            observation, info = ray.get(
+                self._actors[i].reset.remote(seed, None), timeout=self.start_timeout
+            )
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            with contextlib.suppress(Exception):
+                ray.kill(self._actors[i], no_restart=True)
+            self._actors[i] = self._new_actor()
+            [(observation, info)] = self._get(
+                [self._actors[i].reset.remote(seed, None)], self.start_timeout, "restart"
+            )
+        info = {**info, "actor_restarted": reason, "truncated_reason": reason}
+        return observation, info
+
+    # -- inspection and shutdown -------------------------------------------------------------
+    @property
+    def actors(self) -> list[Any]:
+        """The ``DesktopActor`` handles, one per desktop."""
+        return list(self._actors)
+
+    def where(self) -> list[dict[str, Any]]:
+        """Each desktop's node id, node IP and process ids (``DesktopActor.where``)."""
+        return self._get([a.where.remote() for a in self._actors], self.step_timeout, "answer")
+
+    def close(self) -> None:
+        """Close every desktop (its Xvfb and app) and end its actor (idempotent)."""
+        actors, self._actors = self._actors, []
+        if not actors:
+            return
+        ray = self._ray
+        refs = [a.close.remote() for a in actors]
+        with contextlib.suppress(Exception):
+            ray.wait(refs, num_returns=len(refs), timeout=30)
+        for actor in actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+
+    def __enter__(self) -> DesktopPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return (
+            f"DesktopPool(n={self.n}, task={self.task!r}, resources={self._options['resources']})"
+        )
+
+
+# -- RLlib -------------------------------------------------------------------------------------
+
+
+def make_rllib_env(
+    config: Mapping[str, Any] | None = None,
+    *,
+    max_episode_steps: int = 200,
+    wrappers: Sequence[Callable[[Any], Any]] = (),
+    **defaults: Any,
+) -> Any:
+    """A ``DesktopEnv`` for RLlib: ``config`` (RLlib's ``env_config``) over ``defaults`` as
+    its keyword arguments, ``actions="pointer"`` unless given (RLlib cannot batch ``Text``
+    spaces), a ``TimeLimit`` of ``max_episode_steps``, then ``wrappers`` in order."""
+    import gymnasium
+
+    from mantis_fast.gym.desktop import DesktopEnv
+
+    kwargs = {"actions": "pointer", **defaults, **dict(config or {})}
+    env: Any = gymnasium.wrappers.TimeLimit(DesktopEnv(**kwargs), max_episode_steps)
+    for wrap in wrappers:
+        env = wrap(env)
+    return env
+
+
+def register_rllib_env(
+    name: str = RLLIB_ENV_NAME,
+    *,
+    max_episode_steps: int = 200,
+    wrappers: Sequence[Callable[[Any], Any]] = (),
+    **defaults: Any,
+) -> str:
+    """Register the desktop with ``ray.tune.register_env`` as ``name`` (for
+    ``AlgorithmConfig.environment(name, env_config={...})``); returns ``name``. ``defaults``
+    are ``DesktopEnv`` keyword arguments the ``env_config`` overrides; see ``make_rllib_env``."""
+    if not (isinstance(name, str) and name):
+        raise InvalidInputError(f"name must be a non-empty string, got {name!r}")
+    if not (isinstance(max_episode_steps, int) and max_episode_steps >= 1):
+        raise InvalidInputError(
+            f"max_episode_steps must be an integer >= 1, got {max_episode_steps!r}"
+        )
+    _ray()
+    try:
+        from ray.tune import register_env
+    except ImportError as exc:
+        raise RayNotInstalledError(
+            f"registering an RLlib env needs ray.tune: pip install 'ray[rllib]' ({exc})"
+        ) from None
+    wrappers = tuple(wrappers)
+
+    def creator(config: Mapping[str, Any]) -> Any:
+        return make_rllib_env(
+            config, max_episode_steps=max_episode_steps, wrappers=wrappers, **defaults
+        )
+
+    register_env(name, creator)
+    return name

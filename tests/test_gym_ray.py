@@ -1,0 +1,304 @@
+"""``DesktopPool`` on a real two-node Ray cluster on this machine: desktops placed on both nodes,
+stepped in parallel, a desktop's X server killed, an actor's process killed, every socket on
+loopback, and nothing left running afterwards."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# Ray rewrites a loopback cluster address to the machine's network address before connecting
+# (``resolve_ip_for_localhost``) unless it believes multi-node clusters are off; with them off it
+# keeps every address on 127.0.0.1. cluster_utils still starts real separate nodes. Read when Ray
+# is imported, so set first.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+ray = pytest.importorskip("ray", reason="the Ray extra is not installed: pip install -e '.[ray]'")
+
+import numpy as np  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from mantis_fast.errors import InvalidInputError  # noqa: E402
+from mantis_fast.gym import ACTION_TYPES, ClickTarget, DesktopEnv  # noqa: E402
+from mantis_fast.gym.ray_pool import (  # noqa: E402
+    DesktopPool,
+    DesktopPoolError,
+    RayNotInstalledError,
+    _descendants,
+    make_rllib_env,
+    register_rllib_env,
+)
+
+VIEWPORT = (640, 360)
+OBSERVATION = (320, 180)
+CLICK = ACTION_TYPES.index("click")
+NODE = {
+    "num_cpus": 1,
+    "resources": {"desktop": 1},
+    "node_ip_address": "127.0.0.1",
+    "object_store_memory": 80 * 2**20,  # Ray's minimum is 75 MiB
+}
+
+
+class LocalCluster:
+    def __init__(self) -> None:
+        self.cluster = Cluster(
+            initialize_head=True, head_node_args={**NODE, "include_dashboard": False}
+        )
+        self.cluster.add_node(**NODE)
+        self.cluster.wait_for_nodes()
+        ray.init(address=self.cluster.address, _node_ip_address="127.0.0.1", log_to_driver=False)
+        self.up = True
+
+    def shutdown(self) -> None:
+        if self.up:
+            self.up = False
+            ray.shutdown()
+            self.cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    started = LocalCluster()
+    try:
+        yield started
+    finally:
+        started.shutdown()
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_dead(pids: list[int], timeout: float = 15.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def clicks(infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Click each desktop's current target (screen pixels -> observation pixels)."""
+    return [
+        {
+            "type": CLICK,
+            "point": np.array(
+                [
+                    round(info["target"][0] * OBSERVATION[0] / VIEWPORT[0]),
+                    round(info["target"][1] * OBSERVATION[1] / VIEWPORT[1]),
+                ]
+            ),
+        }
+        for info in infos
+    ]
+
+
+def click_pool() -> DesktopPool:
+    return DesktopPool(2, ClickTarget(targets=5), viewport=VIEWPORT, observation_size=OBSERVATION)
+
+
+def test_the_pool_spans_both_nodes_and_steps_in_parallel(cluster: LocalCluster) -> None:
+    def slow_reward(observation: Any, info: dict[str, Any]) -> float:
+        started = time.monotonic()  # one clock for every process on this machine
+        time.sleep(1.0)
+        info["span"] = (started, time.monotonic())
+        return 0.5
+
+    with DesktopPool(2, slow_reward, viewport=VIEWPORT, observation_size=OBSERVATION) as pool:
+        where = pool.where()
+        nodes = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
+        assert len(nodes) == 2 and {w["node_id"] for w in where} == nodes
+        assert all(w["ip"] == "127.0.0.1" for w in where)
+        observations, infos = pool.reset(seed=0)
+        assert observations.shape == (2, OBSERVATION[1], OBSERVATION[0], 3)
+        assert observations.dtype == np.uint8 and len(infos) == 2
+        started = time.monotonic()
+        observations, rewards, terminated, truncated, infos = pool.step(
+            {"type": np.array([0, 0]), "point": np.array([[10, 10], [20, 20]])}  # batched Dict
+        )
+        elapsed = time.monotonic() - started
+        assert rewards.tolist() == [0.5, 0.5] and not terminated.any() and not truncated.any()
+        (a0, a1), (b0, b1) = infos[0]["span"], infos[1]["span"]
+        assert a0 < b1 and b0 < a1, "the two steps did not overlap"
+        assert elapsed < 1.9, f"two 1 s steps took {elapsed:.2f}s: not in parallel"
+        assert infos[0]["dispatched"] == (20, 20) and infos[1]["dispatched"] == (40, 40)
+
+
+def test_ray_listens_and_connects_on_loopback_only(cluster: LocalCluster) -> None:
+    with click_pool() as pool:
+        pool.reset(seed=1)
+        pids = _descendants(os.getpid())
+        inodes: set[str] = set()
+        for pid in pids:
+            try:
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if link.startswith("socket:["):
+                        inodes.add(link[8:-1])
+            except OSError:
+                continue
+        sockets = []
+        for table in ("/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"):
+            with open(table) as f:
+                for line in f.readlines()[1:]:
+                    fields = line.split()
+                    if fields[9] in inodes:
+                        sockets.append((table, fields[1], fields[2], fields[3]))
+        listening = [s for s in sockets if s[3] == "0A"]
+        assert len(listening) >= 6, sockets  # GCS, raylets, object managers, workers...
+
+        def decode(field: str) -> tuple[Any, int]:
+            host, port = field.split(":")
+            raw = bytes.fromhex(host)  # 32-bit words in host (little-endian) order
+            ip = ipaddress.ip_address(b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4)))
+            return getattr(ip, "ipv4_mapped", None) or ip, int(port, 16)
+
+        def on_loopback(local: str, remote: str) -> bool:
+            (local_ip, _), (remote_ip, remote_port) = decode(local), decode(remote)
+            unconnected = remote_ip.is_unspecified and remote_port == 0  # a listener
+            return local_ip.is_loopback and (remote_ip.is_loopback or unconnected)
+
+        wrong = [s for s in sockets if not on_loopback(s[1], s[2])]
+        assert not wrong, f"sockets off loopback (table, local, remote, state): {wrong}"
+
+
+def test_a_killed_desktop_is_restarted_inside_its_actor(cluster: LocalCluster) -> None:
+    with click_pool() as pool:
+        _, infos = pool.reset(seed=2)
+        _, rewards, _, truncated, infos = pool.step(clicks(infos))
+        assert rewards.tolist() == [1.0, 1.0] and not truncated.any()
+        before = pool.where()
+        os.kill(before[0]["xvfb_pid"], signal.SIGKILL)
+        _, rewards, terminated, truncated, infos = pool.step(clicks(infos))
+        assert truncated.tolist() == [True, False] and not terminated.any()
+        assert rewards.tolist() == [0.0, 1.0]
+        assert "the desktop died" in infos[0]["desktop_restarted"]
+        after = pool.where()
+        assert after[0]["pid"] == before[0]["pid"]  # the same actor, a new desktop
+        assert after[0]["xvfb_pid"] != before[0]["xvfb_pid"]
+        _, rewards, *_ = pool.step(clicks(infos))
+        assert rewards.tolist() == [1.0, 1.0]  # both play on
+        assert pool.restarts == 0
+
+
+def test_a_killed_actor_is_restarted_and_its_episode_truncated(cluster: LocalCluster) -> None:
+    with click_pool() as pool:
+        _, infos = pool.reset(seed=3)
+        before = pool.where()
+        assert before[1]["desktop_pids"], before
+        os.kill(before[1]["pid"], signal.SIGKILL)
+        started = time.monotonic()
+        observations, rewards, terminated, truncated, infos = pool.step(clicks(infos))
+        assert time.monotonic() - started < 60
+        assert truncated.tolist() == [False, True] and not terminated.any()
+        assert rewards.tolist() == [1.0, 0.0]
+        assert "the desktop actor died" in infos[1]["actor_restarted"]
+        assert infos[1]["truncated_reason"] == infos[1]["actor_restarted"]
+        assert observations.shape == (2, OBSERVATION[1], OBSERVATION[0], 3)
+        assert pool.restarts == 1
+        after = pool.where()
+        assert after[1]["pid"] != before[1]["pid"]
+        # The dead actor's Xvfb and app went with it (they run in their own session).
+        assert not wait_dead(before[1]["desktop_pids"]), before[1]
+        _, rewards, _, truncated, _ = pool.step(clicks(infos))
+        assert rewards.tolist() == [1.0, 1.0] and not truncated.any()
+        desktops = [pid for w in after for pid in w["desktop_pids"]]
+    assert not wait_dead(desktops), "close() left desktop processes running"
+
+
+def test_autoreset_keeps_the_final_observation(cluster: LocalCluster) -> None:
+    with DesktopPool(
+        1, ClickTarget(targets=1), viewport=VIEWPORT, observation_size=OBSERVATION
+    ) as pool:
+        _, infos = pool.reset(seed=4)
+        first_target = infos[0]["target"]
+        _, rewards, terminated, _, infos = pool.step(clicks(infos))
+        assert rewards.tolist() == [1.0] and terminated.tolist() == [True]
+        assert infos[0]["final_info"]["hits"] == 1
+        assert infos[0]["final_obs"].shape == (OBSERVATION[1], OBSERVATION[0], 3)
+        assert infos[0]["target"] != first_target  # the next episode's
+
+
+def test_bad_arguments(cluster: LocalCluster) -> None:
+    with pytest.raises(InvalidInputError, match="n must be"):
+        DesktopPool(0)
+    with pytest.raises(InvalidInputError, match="resources must"):
+        DesktopPool(1, resources={"desktop": -1})
+    with pytest.raises(InvalidInputError, match="task must be"):
+        DesktopPool(1, task=3)
+    with pytest.raises(DesktopPoolError, match=r"did not start within 3s.*'gpu_desktop': 1"):
+        DesktopPool(1, resources={"gpu_desktop": 1}, start_timeout=3)
+    with DesktopPool(1, viewport=VIEWPORT) as pool:
+        with pytest.raises(InvalidInputError, match="has 1 desktops, got 2 actions"):
+            pool.step([{"type": 0}, {"type": 0}])
+        with pytest.raises(InvalidInputError, match="seed must be"):
+            pool.reset(seed=[1, 2])
+
+
+def test_rllib_registration() -> None:
+    env = make_rllib_env({"viewport": VIEWPORT, "observation_size": (64, 36)})
+    try:
+        assert env.spec is None or env.spec.max_episode_steps in (None, 200)
+        assert isinstance(env.unwrapped, DesktopEnv)
+        assert env.unwrapped.action_set == "pointer"
+        assert env.observation_space.shape == (36, 64, 3)
+    finally:
+        env.close()
+    try:
+        import ray.tune  # noqa: F401
+    except ImportError:
+        with pytest.raises(RayNotInstalledError, match=r"ray\.tune.*ray\[rllib\]"):
+            register_rllib_env()
+    else:
+        from ray.tune.registry import ENV_CREATOR, _global_registry
+
+        assert register_rllib_env("desktop_test", viewport=VIEWPORT) == "desktop_test"
+        made = _global_registry.get(ENV_CREATOR, "desktop_test")({"observation_size": (64, 36)})
+        assert made.unwrapped.viewport == VIEWPORT
+        made.close()
+
+
+def test_without_ray_the_package_imports_and_the_pool_says_what_is_missing() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['ray'] = None\n"
+        "import mantis_fast, mantis_fast.gym.ray_pool as rp\n"
+        "try:\n"
+        "    rp.DesktopPool(1)\n"
+        "except rp.RayNotInstalledError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "pip install 'mantis_fast[ray]'" in result.stdout
+
+
+def test_shutdown_leaves_no_processes(cluster: LocalCluster) -> None:
+    """Last: the cluster goes down and takes every raylet, worker, Xvfb and app with it."""
+    with click_pool() as pool:
+        pool.reset(seed=5)
+        desktops = [pid for w in pool.where() for pid in w["desktop_pids"]]
+    assert not wait_dead(desktops)
+    ours = _descendants(os.getpid())
+    assert ours, "no Ray processes under the test"
+    cluster.shutdown()
+    left = wait_dead(ours, timeout=30)
+    names = {}
+    for pid in left:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            names[pid] = f.read().replace(b"\0", b" ")[:120]
+    assert not left, f"left running: {names}"
+    with pytest.raises(DesktopPoolError, match="not initialized"):
+        DesktopPool(1)
