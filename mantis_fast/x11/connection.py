@@ -296,7 +296,7 @@ def flush_within(xdisplay: XDisplay, deadline: float, timeout: float) -> None:
     while protocol.data_send or protocol.request_queue:
         remaining = deadline - time.monotonic()
         _, writable, _ = select.select([], [protocol.socket], [], max(remaining, 0))
-        if not writable:
+        if not writable or remaining <= 0:  # also bounds a flush that keeps sending nothing
             raise XTimeoutError(f"the X server did not read our requests within {timeout}s")
         protocol.flush()
 
