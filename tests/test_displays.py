@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from Xlib.display import Display as XDisplay
 
-from mantis_fast.errors import DisplayError
+from mantis_fast.errors import DisplayError, InvalidInputError
 from mantis_fast.geometry import displays as displays_module
 from mantis_fast.geometry.displays import (
     Display,
@@ -124,10 +124,7 @@ def test_parse_accepts_bytes_and_geometry_without_millimetres():
         "Monitors: 0\n",
         "garbage\nmore garbage 1920x1080+0+0\n",
         "Can't open display :99\n",
-        " 0: +*eDP-1 0/344x1080/193+0+0  eDP-1\n",  # empty monitor
-        " 0: +*eDP-1 1920/344x1080/193+0  eDP-1\n",  # missing y offset
         " x: +*eDP-1 1920/344x1080/193+0+0  eDP-1\n",
-        " 0: +*eDP-1 9999999999x1080+0+0\n",  # beyond int32
         b"\xff\xfe\x00garbage",
     ],
 )
@@ -135,8 +132,37 @@ def test_parse_garbage_gives_nothing(text):
     assert parse_xrandr_monitors(text) == []
 
 
-def test_parse_skips_bad_lines_and_duplicate_indices():
-    text = NEGATIVE_LAYOUT + " 1: +DUP 10/1x10/1+0+0\n 7: broken line\n"
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (" 3: +eDP-2 0/344x1080/193+0+0  eDP-2\n", "no usable geometry"),  # empty monitor
+        (" 0: +*eDP-1 1920/344x1080/193+0  eDP-1\n", "cannot parse"),  # missing y offset
+        (" 3: +eDP-2 9999999999x1080+0+0\n", "no usable geometry"),  # beyond int32
+        (" 7: broken line\n", "cannot parse"),
+    ],
+)
+def test_a_monitor_line_that_does_not_parse_is_an_error(line, message):
+    # Dropping it silently would move the primary mark to another monitor.
+    with pytest.raises(InvalidInputError, match=message):
+        parse_xrandr_monitors(NEGATIVE_LAYOUT + line)
+
+
+def test_monitor_names_may_contain_spaces():
+    text = (
+        "Monitors: 3\n"
+        " 0: +*Left panel 1920/508x1080/286+0+0  DP-1\n"
+        " 1: +Right  wide one 2560/597x1440/336+1920+0  HDMI-1 HDMI-2\n"
+        " 2: Tiny 800x600-5-7\n"
+    )
+    assert parse_xrandr_monitors(text) == [
+        Display(0, (0, 0, 1920, 1080), 1.0, True, "Left panel"),
+        Display(1, (1920, 0, 2560, 1440), 1.0, False, "Right  wide one"),
+        Display(2, (-5, -7, 800, 600), 1.0, False, "Tiny"),
+    ]
+
+
+def test_parse_skips_duplicate_indices():
+    text = NEGATIVE_LAYOUT + " 1: +DUP 10/1x10/1+0+0\n"
     assert parse_xrandr_monitors(text) == LAYOUT
 
 

@@ -151,19 +151,25 @@ def with_primary(displays: list[Display]) -> list[Display]:
     ]
 
 
-# " 0: +*eDP-1 1920/344x1080/193+0+0  eDP-1": index, "+" automatic, "*" primary, name,
-# width/mm x height/mm, signed offsets, outputs.
+# " 0: +*eDP-1 1920/344x1080/193+0+0  eDP-1": index, "+" automatic, "*" primary, name (any
+# text, spaces included: ``xrandr --setmonitor "Left panel" ...``), width/mm x height/mm,
+# signed offsets, outputs. The name ends where the first geometry begins.
 _MONITOR_LINE = re.compile(
-    r"^\s*(?P<index>\d+):\s+(?P<flags>[+*]*)(?P<name>\S+)\s+"
+    r"^\s*(?P<index>\d+):\s+(?P<flags>[+*]*)(?P<name>.+?)\s+"
     r"(?P<width>\d+)(?:/\d+)?x(?P<height>\d+)(?:/\d+)?(?P<x>[+-]\d+)(?P<y>[+-]\d+)(?:\s.*)?$"
 )
+# What xrandr prints for every monitor: a line of this shape that does not parse is an error,
+# never a monitor silently dropped (its primary mark would then move to another one).
+_MONITOR_START = re.compile(r"^\s*\d+:\s")
 
 
 def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
     """Displays from ``xrandr --listmonitors`` output; lines that are not monitors are skipped.
 
     Offsets are signed (a monitor left of the primary is ``-1920+0``); ``*`` marks the primary,
-    and the first monitor becomes primary when none is marked. Garbage gives ``[]``.
+    and the first monitor becomes primary when none is marked. Names may contain spaces. A
+    line shaped like a monitor (``" 2: ..."``) whose geometry does not parse, or describes no
+    area, raises ``InvalidInputError`` quoting it; text with no monitor lines gives ``[]``.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
@@ -175,15 +181,21 @@ def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
     seen: set[int] = set()
     for line in text.splitlines():
         match = _MONITOR_LINE.match(line)
-        if match is None or int(match["index"]) in seen:
+        if match is None:
+            if _MONITOR_START.match(line):
+                raise InvalidInputError(f"cannot parse xrandr monitor line {line.strip()!r}")
+            continue
+        if int(match["index"]) in seen:
             continue
         bounds = (int(match["x"]), int(match["y"]), int(match["width"]), int(match["height"]))
         try:
             display = Display(
-                int(match["index"]), bounds, 1.0, "*" in match["flags"], match["name"]
+                int(match["index"]), bounds, 1.0, "*" in match["flags"], match["name"].strip()
             )
-        except ValueError:  # empty or out-of-range geometry
-            continue
+        except ValueError as exc:  # empty or out-of-range geometry
+            raise InvalidInputError(
+                f"xrandr monitor line {line.strip()!r} has no usable geometry: {exc}"
+            ) from None
         seen.add(display.id)
         displays.append(display)
     return with_primary(displays) if displays else []
