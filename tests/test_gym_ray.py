@@ -253,6 +253,11 @@ def test_rllib_registration() -> None:
         assert isinstance(env.unwrapped, DesktopEnv)
         assert env.unwrapped.action_set == "pointer"
         assert env.observation_space.shape == (36, 64, 3)
+        # RLlib samples no integer Box: the point is MultiDiscrete, and back to int64 pixels.
+        assert env.action_space["point"].nvec.tolist() == [64, 36]
+        sample = env.action_space.sample()
+        point = env.action(sample)["point"]
+        assert point.dtype == np.int64 and env.unwrapped.action_space.contains(env.action(sample))
     finally:
         env.close()
     try:

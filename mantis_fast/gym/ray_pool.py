@@ -38,7 +38,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import gymnasium
 import numpy as np
+from gymnasium import spaces
 
 from mantis_fast.errors import InvalidInputError, MantisError
 
@@ -47,6 +49,7 @@ __all__ = [
     "DesktopActor",
     "DesktopPool",
     "DesktopPoolError",
+    "IntegerBoxesAsMultiDiscrete",
     "RayNotInstalledError",
     "make_rllib_env",
     "register_rllib_env",
@@ -455,6 +458,37 @@ class DesktopPool:
 # -- RLlib -------------------------------------------------------------------------------------
 
 
+class IntegerBoxesAsMultiDiscrete(gymnasium.ActionWrapper):
+    """Integer ``Box`` parts of the action space (the pointer's ``point``) as ``MultiDiscrete``:
+    RLlib's new API stack has no distribution for integer boxes ("Box(..., `int`) action
+    spaces are not supported"), but samples ``Dict``, ``Discrete`` and ``MultiDiscrete``."""
+
+    def __init__(self, env: gymnasium.Env) -> None:
+        super().__init__(env)
+        self._boxes: dict[str, spaces.Box] = {}
+        space = env.action_space
+        if isinstance(space, spaces.Dict):
+            parts = dict(space.spaces)
+            for key, part in space.spaces.items():
+                if (
+                    isinstance(part, spaces.Box)
+                    and np.issubdtype(part.dtype, np.integer)
+                    and len(part.shape) == 1
+                    and (part.low == 0).all()
+                ):
+                    self._boxes[key] = part
+                    parts[key] = spaces.MultiDiscrete(part.high.astype(np.int64) + 1)
+            self.action_space = spaces.Dict(parts)
+
+    def action(self, action: Any) -> Any:
+        if not self._boxes or not isinstance(action, Mapping):
+            return action
+        return {
+            key: np.asarray(value, self._boxes[key].dtype) if key in self._boxes else value
+            for key, value in action.items()
+        }
+
+
 def make_rllib_env(
     config: Mapping[str, Any] | None = None,
     *,
@@ -464,13 +498,13 @@ def make_rllib_env(
 ) -> Any:
     """A ``DesktopEnv`` for RLlib: ``config`` (RLlib's ``env_config``) over ``defaults`` as
     its keyword arguments, ``actions="pointer"`` unless given (RLlib cannot batch ``Text``
-    spaces), a ``TimeLimit`` of ``max_episode_steps``, then ``wrappers`` in order."""
-    import gymnasium
-
+    spaces), a ``TimeLimit`` of ``max_episode_steps``, the pointer's pixels as
+    ``MultiDiscrete`` (``IntegerBoxesAsMultiDiscrete``), then ``wrappers`` in order."""
     from mantis_fast.gym.desktop import DesktopEnv
 
     kwargs = {"actions": "pointer", **defaults, **dict(config or {})}
     env: Any = gymnasium.wrappers.TimeLimit(DesktopEnv(**kwargs), max_episode_steps)
+    env = IntegerBoxesAsMultiDiscrete(env)
     for wrap in wrappers:
         env = wrap(env)
     return env
