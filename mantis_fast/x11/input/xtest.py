@@ -1,5 +1,5 @@
-"""The XTest backend: ``FakeInput`` requests on our own connection, one bounded round trip per
-action (~0.1 ms, where an ``xdotool`` process costs ~100 ms).
+"""The XTest backend: ``FakeInput`` requests on our own connection, sent with their sync in one
+write (~0.1 ms an action, where an ``xdotool`` process costs ~100 ms).
 
 Characters absent from the keymap are typed as xdotool types them: a keycode nothing uses is
 bound to the character's keysym for the moment, and unbound again on ``close()``.
