@@ -119,6 +119,45 @@ def test_changed_rows_cover_every_changed_row(screen: Xvfb, framebuffer: bool) -
         assert untracked.changed_rows is None  # unknown without damage tracking
 
 
+def test_changed_rows_include_what_a_full_refresh_fetched(screen: Xvfb) -> None:
+    # MIT-SHM: past 60 % damaged rows the refresh fetches the whole frame. Another client that
+    # draws elsewhere between our reading of the damage and the fetch is in the frame, so it
+    # must be in changed_rows too (its own damage event only arrives afterwards).
+    drawer = Drawer(screen.display)
+    with Capture(screen.display, track_damage=True, framebuffer=False) as cap:
+        cap.grab()
+        previous = cap.grab(copy=True)
+        drawer.gc.change(foreground=0x112233)
+        drawer.root.fill_rectangle(drawer.gc, 0, 0, 800, 500)  # > 60 % of 600 rows
+        drawer.x.sync()
+        time.sleep(0.05)
+        fetch = cap._transport.refresh_rows
+
+        def racing(top: int, rows: int) -> None:
+            drawer.gc.change(foreground=0x445566)
+            drawer.root.fill_rectangle(drawer.gc, 0, 550, 800, 10)
+            drawer.x.sync()
+            fetch(top, rows)
+
+        cap._transport.refresh_rows = racing
+        frame = cap.grab(copy=True)
+        cap._transport.refresh_rows = fetch
+        changed = (frame != previous).any(axis=(1, 2))
+        assert changed[550:560].all()
+        assert not (changed & rows_outside(cap.changed_rows, 600)).any()
+    drawer.close()
+
+
+def test_last_change_is_one_grab_s(screen: Xvfb) -> None:
+    with Capture(screen.display, track_damage=True) as cap:
+        assert cap.last_change == (0, None)
+        cap.grab()
+        count, rows = cap.last_change
+        assert (count, rows) == (1, [(0, 600)]) and cap.grabs == 1
+        cap.grab((10, 20, 30, 40))
+        assert cap.last_change == (2, []) and cap.changed_rows == []
+
+
 def test_unchanged_screen_sends_no_request(screen: Xvfb) -> None:
     with Capture(screen.display, track_damage=True) as cap:
         first = cap.grab()

@@ -164,16 +164,13 @@ class XdotoolGymEnv(GymEnvironment):
         frame = self.capture.grab()
         height, width = frame.shape[:2]
         width, height = self.observation_size or (width, height)
-        image, changed = self._image, self.capture.changed_rows
-        if (
-            image is None
-            or image.shape[:2] != (height, width)
-            or self.capture.grabs != self._image_grab + 1
-        ):
+        grabs, changed = self.capture.last_change
+        image = self._image
+        if image is None or image.shape[:2] != (height, width) or grabs != self._image_grab + 1:
             image = self._image = np.empty((height, width, 3), np.uint8)
             changed = None  # nothing to build on: convert it all
         resize(frame, (width, height), out=image, changed_rows=changed)
-        self._image_grab = self.capture.grabs
+        self._image_grab = grabs
         rgb = image.copy()
         return Image.fromarray(rgb) if self.observation_kind == "pil" else rgb
 

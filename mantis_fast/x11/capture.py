@@ -51,6 +51,7 @@ from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTr
 __all__ = ["Capture", "CaptureError", "CursorImage", "Settled", "UnsupportedVisualError"]
 
 Region = tuple[int, int, int, int]
+_Bands = tuple[tuple[int, int], ...]  # (top, rows) row bands
 Transport = FramebufferTransport | ShmTransport | GetImageTransport
 # Refreshing more than this fraction of the rows costs about what one full grab does.
 _FULL_REFRESH_FRACTION = 0.6
@@ -80,10 +81,13 @@ class Capture(XClient):
         framebuffer: bool = True,
     ) -> None:
         self.last_damage: list[Region] = []
-        self._last_region: Region | None = None
-        self.grabs = 0
-        """How many grabs this capture has returned (an incremental consumer that sees it
-        jump by more than one knows someone else's grab took its ``changed_rows``)."""
+        # (grabs so far, the last grab's region, the row bands it copied or None), replaced as
+        # one tuple at the end of each grab, so readers in other threads see a matching set.
+        self._change: tuple[int, Region | None, tuple[tuple[int, int], ...] | None] = (
+            0,
+            None,
+            None,
+        )
         self._lock = threading.Lock()
         self._want_framebuffer = bool(framebuffer)
         self._transport: Transport | None = None
@@ -244,11 +248,16 @@ class Capture(XClient):
         with self._lock:
             self._check_open()
             try:
-                frame = self._grab_locked(region)
+                frame, where, bands = self._grab_locked(region)
             except GONE as exc:  # a plain try costs nothing; a context manager ~2 us a grab
                 raise self._lost(exc) from None
-            self.grabs += 1
+            self._change = (self._change[0] + 1, where, bands)
             return frame.copy() if copy else frame
+
+    @property
+    def grabs(self) -> int:
+        """How many grabs this capture has returned."""
+        return self._change[0]
 
     @property
     def changed_rows(self) -> list[tuple[int, int]] | None:
@@ -256,14 +265,20 @@ class Capture(XClient):
         region), as sorted disjoint ``(start, stop)`` ranges in that image's coordinates: what
         an incremental consumer recomputes (``resize(..., changed_rows=)``,
         ``PngEncoder.encode(..., changed_rows=)``). ``None`` when unknown: without damage
-        tracking, or before the first grab. A superset: nearby bands are merged."""
-        region = self._last_region
-        if self._damage is None or region is None:
-            return None
+        tracking, or before the first grab. A superset: every row band the grab copied."""
+        return self.last_change[1]
+
+    @property
+    def last_change(self) -> tuple[int, list[tuple[int, int]] | None]:
+        """``(grabs, changed_rows)`` of one and the same grab, read together: an incremental
+        consumer that sees ``grabs`` jump by more than one since its own last grab knows that
+        another grab (another thread's) took the changes in between, and starts over."""
+        count, region, bands = self._change
+        if region is None or bands is None:
+            return count, None
         _, top, _, rows = region
-        bands = merge_row_bands(self.last_damage, self._height)
-        clipped = ((max(start, top), min(start + count, top + rows)) for start, count in bands)
-        return [(start - top, stop - top) for start, stop in clipped if start < stop]
+        clipped = ((max(start, top), min(start + size, top + rows)) for start, size in bands)
+        return count, [(start - top, stop - top) for start, stop in clipped if start < stop]
 
     def grab_display(self, display_id: int, copy: bool = False) -> np.ndarray:
         """Capture one monitor (see ``monitors``) in its own, local, coordinates."""
@@ -276,20 +291,25 @@ class Capture(XClient):
             f"unknown display id {display_id!r}; this screen has displays {known}"
         )
 
-    def _grab_locked(self, region: Sequence[int] | None) -> np.ndarray:
+    def _grab_locked(
+        self, region: Sequence[int] | None
+    ) -> tuple[np.ndarray, Region, _Bands | None]:
+        """The frame (or region), the region, and the row bands copied (None: all, unknown)."""
         if self._damage is not None:
             read_available(self._x)  # a non-blocking read: damage events, no round trip
         self._handle_events()
         x, y, width, height = self._check_region(region)
         if self._damage is not None:
             try:
-                self._refresh_damaged()
+                bands = self._refresh_damaged()
+                x, y, width, height = self._check_region(region)  # after a resize it saw
             except BaseException:
-                # Rectangles taken but maybe not copied: the next grab copies and reports all.
+                # Rectangles taken, maybe copied, not reported: the next grab copies and
+                # reports all.
                 self._damage.mark_all(self._width, self._height)
                 raise
-            self._last_region = (x, y, width, height)
-            return self._transport.frame[y : y + height, x : x + width]
+            frame = self._transport.frame[y : y + height, x : x + width]
+            return frame, (x, y, width, height), tuple(sorted(bands))
         try:
             frame = self._transport.fetch(x, y, width, height)
         except xerror.BadMatch:
@@ -301,48 +321,59 @@ class Capture(XClient):
         if self._handle_events():  # resized between our last look and this grab: grab again
             x, y, width, height = self._check_region(region)
             frame = self._transport.fetch(x, y, width, height)
-        return frame
+        return frame, (x, y, width, height), None
 
-    def _refresh_damaged(self) -> None:
+    def _refresh_damaged(self) -> list[tuple[int, int]]:
+        """Copy every damaged row band into the frame; return the ``(top, rows)`` bands copied
+        (what changed as far as this frame goes: a band also holds whatever was drawn in it
+        after its damage was reported)."""
         self.last_damage = []
+        copied: list[tuple[int, int]] = []
         transport = self._transport
         if isinstance(transport, FramebufferTransport):
             if self._damage.dirty:
-                transport.held(lambda: self._copy_damaged(transport))
+                transport.held(lambda: copied.extend(self._copy_damaged(transport)))
             if self._transport is transport:
-                return
+                return copied
             # The framebuffer no longer matched after a resize: MIT-SHM from here on.
         for _ in range(3):  # a resize seen mid-refresh restarts it (bounded)
             if not self._damage.dirty:
-                return
+                return copied
             rects = self._damage.take()
             self.last_damage.extend(rects)
-            bands = merge_row_bands(rects, self._height)
-            if sum(rows for _, rows in bands) > _FULL_REFRESH_FRACTION * self._height:
-                bands = [(0, self._height)]
+            bands = self._bands(rects)
             try:
                 for top, rows in bands:
                     self._transport.refresh_rows(top, rows)
+                    copied.append((top, rows))
             except xerror.BadMatch:
                 geometry = wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
                 self._resize_to(geometry.width, geometry.height)
                 continue
             if not self._handle_events():
-                return
+                return copied
+        return copied
 
-    def _copy_damaged(self, transport: FramebufferTransport) -> None:
+    def _bands(self, rects: list[Region]) -> list[tuple[int, int]]:
+        """The row bands to copy for damaged rectangles: merged, or the whole frame past
+        ``_FULL_REFRESH_FRACTION`` of its rows."""
+        bands = merge_row_bands(rects, self._height)
+        if sum(rows for _, rows in bands) > _FULL_REFRESH_FRACTION * self._height:
+            return [(0, self._height)]
+        return bands
+
+    def _copy_damaged(self, transport: FramebufferTransport) -> list[tuple[int, int]]:
         """Under the server grab: take in the damage the round trip brought, then copy every
         damaged row band, so the frame is one consistent snapshot."""
         self._handle_events()
         if self._transport is not transport:
-            return
+            return []
         rects = self._damage.take()
         self.last_damage.extend(rects)
-        bands = merge_row_bands(rects, self._height)
-        if sum(rows for _, rows in bands) > _FULL_REFRESH_FRACTION * self._height:
-            bands = [(0, self._height)]
+        bands = self._bands(rects)
         for top, rows in bands:
             transport.copy_rows(top, rows)
+        return bands
 
     def framebuffer_view(self) -> np.ndarray:
         """The Xvfb framebuffer itself as a read-only uint8 (H, W, 4) BGRA view: zero-copy, no
@@ -430,7 +461,7 @@ class Capture(XClient):
     def _settle_by_frames(self, timeout: float, quiet: float) -> Settled:
         start = time.monotonic()
         poll = min(max(quiet / 4, 0.005), 0.05)
-        previous = self._grab_locked(None).copy()
+        previous = self._grab_locked(None)[0].copy()
         last_change, changes = start, 0
         while True:
             now = time.monotonic()
@@ -439,7 +470,7 @@ class Capture(XClient):
             if now - start >= timeout:
                 return Settled(False, now - start, changes)
             time.sleep(min(poll, max(0.0, start + timeout - now)))
-            current = self._grab_locked(None)
+            current = self._grab_locked(None)[0]
             if current.shape != previous.shape or not np.array_equal(current, previous):
                 previous = current.copy()
                 last_change, changes = time.monotonic(), changes + 1
