@@ -52,7 +52,7 @@ class LocalCluster:
         self.cluster = Cluster(
             initialize_head=True, head_node_args={**NODE, "include_dashboard": False}
         )
-        self.cluster.add_node(**NODE)
+        self.worker = self.cluster.add_node(**NODE)
         self.cluster.wait_for_nodes()
         ray.init(address=self.cluster.address, _node_ip_address="127.0.0.1", log_to_driver=False)
         self.up = True
@@ -215,6 +215,36 @@ def test_a_killed_actor_is_restarted_and_its_episode_truncated(cluster: LocalClu
         assert rewards.tolist() == [1.0, 1.0] and not truncated.any()
         desktops = [pid for w in after for pid in w["desktop_pids"]]
     assert not wait_dead(desktops), "close() left desktop processes running"
+
+
+def test_a_lost_node_s_desktop_is_restarted_on_another_node(cluster: LocalCluster) -> None:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    lost = cluster.worker.node_id
+    on_worker = NodeAffinitySchedulingStrategy(lost, soft=True)  # there while it lives
+    with DesktopPool(
+        1,
+        ClickTarget(targets=5),
+        actor_options={"scheduling_strategy": on_worker},
+        viewport=VIEWPORT,
+        observation_size=OBSERVATION,
+    ) as pool:
+        _, infos = pool.reset(seed=6)
+        [before] = pool.where()
+        assert before["node_id"] == lost
+        cluster.cluster.remove_node(cluster.worker)  # its raylet and workers go
+        started = time.monotonic()
+        _, rewards, _, truncated, infos = pool.step(clicks(infos))
+        assert time.monotonic() - started < 60
+        assert truncated.tolist() == [True] and rewards.tolist() == [0.0]
+        assert "the desktop actor died" in infos[0]["actor_restarted"]
+        [after] = pool.where()
+        assert after["node_id"] != lost
+        _, rewards, *_ = pool.step(clicks(infos))
+        assert rewards.tolist() == [1.0]
+    assert not wait_dead(before["desktop_pids"])
+    cluster.worker = cluster.cluster.add_node(**NODE)
+    cluster.cluster.wait_for_nodes()
 
 
 def test_autoreset_keeps_the_final_observation(cluster: LocalCluster) -> None:

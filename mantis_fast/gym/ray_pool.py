@@ -321,7 +321,9 @@ class DesktopPool:
             self._actors = [self._new_actor() for _ in range(n)]
             self._get([a.where.remote() for a in self._actors], self.start_timeout, "start")
         except BaseException:
-            self.close()
+            # No desktop runs before the first reset: ending the actors is enough, and waiting
+            # for an unplaced actor to close would wait for nothing.
+            self.close(wait=0)
             raise
 
     def _new_actor(self) -> Any:
@@ -427,15 +429,17 @@ class DesktopPool:
         """Each desktop's node id, node IP and process ids (``DesktopActor.where``)."""
         return self._get([a.where.remote() for a in self._actors], self.step_timeout, "answer")
 
-    def close(self) -> None:
-        """Close every desktop (its Xvfb and app) and end its actor (idempotent)."""
+    def close(self, wait: float = 30.0) -> None:
+        """Close every desktop (its Xvfb and app), waiting at most ``wait`` seconds, and end its
+        actor (idempotent; a desktop not closed in time goes with its actor's reaper)."""
         actors, self._actors = self._actors, []
         if not actors:
             return
         ray = self._ray
-        refs = [a.close.remote() for a in actors]
-        with contextlib.suppress(Exception):
-            ray.wait(refs, num_returns=len(refs), timeout=30)
+        if wait > 0:
+            refs = [a.close.remote() for a in actors]
+            with contextlib.suppress(Exception):
+                ray.wait(refs, num_returns=len(refs), timeout=wait)
         for actor in actors:
             with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
