@@ -267,3 +267,28 @@ def test_numpy_changed_bbox_one_pixel(benchmark):
         return int(xs.min()), int(ys.min()), int(np.ptp(xs)) + 1, int(np.ptp(ys)) + 1
 
     assert benchmark(numpy_bbox) == (960, 540, 1, 1)
+
+
+def test_phash_64(benchmark):
+    """Upstream Mantis's state-loop hash, byte-compatible, from the BGRX capture."""
+    from mantis_fast import phash_64
+
+    benchmark.group = "frame hash 1080p"
+    benchmark(phash_64, FRAMES["1080p"])
+
+
+def test_pillow_phash_64(benchmark):
+    """The same hash the way upstream computes it: RGB image, convert("L"), resize((9, 8))."""
+    benchmark.group = "frame hash 1080p"
+    frame = FRAMES["1080p"]
+
+    def pillow():
+        small = Image.fromarray(frame[..., 2::-1]).convert("L").resize((9, 8))
+        pixels = np.asarray(small).ravel().tolist()
+        bits = sum(1 << (r * 8 + c) for r in range(8) for c in range(8)
+                   if pixels[r * 9 + c] > pixels[r * 9 + c + 1])  # fmt: skip
+        return f"{bits:016x}{min(sum(pixels) // 72 // 16, 15):x}"
+
+    from mantis_fast import phash_64
+
+    assert benchmark(pillow) == phash_64(frame)

@@ -84,7 +84,7 @@ from mantis_fast.pixels.encode import (
     encode_png,
     encode_webp,
 )
-from mantis_fast.pixels.frames import changed_bbox, frame_hash
+from mantis_fast.pixels.frames import changed_bbox, frame_hash, phash_64
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.overlay import Trail, UIConfig, annotate, draw_bbox_heat, draw_heat
 from mantis_fast.pixels.sizing import (
@@ -165,6 +165,7 @@ __all__ = [
     "normalized_to_pixels",
     "parse_point",
     "parse_xrandr_monitors",
+    "phash_64",
     "pixel_points_to_normalized",
     "pixels_to_normalized",
     "pixels_to_unit",

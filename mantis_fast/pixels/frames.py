@@ -6,6 +6,12 @@ every run and machine (integer arithmetic only); a blinking caret or a clock tic
 not change the hash, a new page does. The loop detector compares these to spot an agent that
 keeps looking at the same state.
 
+``phash_64(image)`` is upstream Mantis's state-loop hash, byte for byte: the same 17 characters
+as its ``phash_64`` for the same image, from a native kernel (no Pillow call), so hashes stored
+or compared by upstream code stay interchangeable. ``frame_hash`` remains this package's own
+definition (exact area cells, compared as fractions); ``phash_64`` inherits Pillow's resampler
+and rounding instead, and exists for drop-in compatibility.
+
 ``changed_bbox(a, b)`` is the bounding rectangle ``(x, y, width, height)`` of the pixels that
 differ between two frames, or ``None`` when they are byte-identical.
 
@@ -20,16 +26,36 @@ Definitions (so other tools can reproduce a hash):
 - The bucket is ``floor(mean grey of the whole frame / 16)``, 0..15.
 - Inputs: uint8 ``(H, W, 4)`` (``src_format`` ``"BGRX"``/``"BGRA"`` by default, as captured;
   the fourth byte never matters), ``(H, W, 3)`` (``"RGB"`` by default) or grey ``(H, W)``.
+
+``phash_64`` is, for an RGB image, ``Image.fromarray(rgb).convert("L").resize((9, 8))`` with
+Pillow 13's defaults, then the bits and bucket below:
+
+- Grey is Pillow's ``convert("L")``: ``(19595 R + 38470 G + 7471 B + 32768) >> 16``.
+- The 9x8 thumbnail is Pillow's BICUBIC resampling (Keys, a = -0.5) of the grey image: per
+  axis, output ``i`` has centre ``(i + 0.5) * scale`` and taps over
+  ``[int(centre - s + 0.5), int(centre + s + 0.5))`` clipped to the image, with
+  ``s = 2 * max(scale, 1)``; taps are computed in double, divided by their sum and rounded
+  away from zero to 22-bit fixed point; each pass sums in int32 from ``2**21`` and clips
+  ``sum >> 22`` to a byte. The horizontal pass runs first, over just the rows the vertical
+  pass reads, unless the height shrinks by more than twice as many pixels as the width
+  (``H - 8 > 2 * (W - 9)``, Pillow 13's rule); a pass whose axis is already 9 (or 8) is
+  skipped.
+- Bit ``8 r + c`` counted from the least significant is set when thumbnail pixel ``(r, c)`` is
+  strictly brighter than ``(r, c + 1)``; the bucket is ``min(sum of the 72 pixels // 72 // 16,
+  15)``; the hash is ``f"{bits:016x}{bucket:x}"``.
+- Inputs: as ``frame_hash``, or a ``PIL.Image`` (modes ``L``, ``RGB``, ``RGBA`` and ``RGBX``
+  are read as arrays; other modes go through Pillow's ``convert("L")`` first).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.pixels import _diff
+from mantis_fast.pixels import _diff, _phash
 from mantis_fast.pixels.image import channel_format, describe
 
 HASH_COLUMNS = 9
@@ -37,6 +63,8 @@ HASH_ROWS = 8
 GREY_WEIGHTS = {"R": 299, "G": 587, "B": 114}
 _MAX_ROWS = 16843008  # 32-bit column totals in the kernel: 255 * rows < 2**32
 _MAX_COLUMNS = 2**31 - 1  # the kernel's cell bounds are int32
+# Pillow passes image sizes to its resampler as C floats: past 2**24 they round.
+_PHASH_MAX_SIDE = 2**24
 # One thread: a 1080p frame takes well under a millisecond, and the loop detector hashes every
 # step while the rest of the agent (capture, model client) wants the other cores.
 _THREADS = 1
@@ -121,6 +149,51 @@ def frame_hash(img: np.ndarray, *, src_format: str | None = None) -> str:
             bits = (bits << 1) | brighter
     bucket = min(15, total // (16 * 1000 * img.shape[0] * img.shape[1]))
     return f"{bits:016x}{bucket:x}"
+
+
+def _pil_array(image: Any, src_format: str | None) -> tuple[np.ndarray, str | None] | None:
+    """A PIL image as the array and channel order ``phash_64`` reads, or None if not one."""
+    pil = sys.modules.get("PIL.Image")  # not imported yet: cannot be a PIL image
+    if pil is None or not isinstance(image, pil.Image):
+        return None
+    if src_format is not None:
+        raise InvalidInputError(
+            f"src_format is for arrays (a PIL image's mode names its channels), "
+            f"got {src_format!r} with a {image.mode} image"
+        )
+    if image.mode in ("RGBA", "RGBX"):  # Pillow's convert("L") ignores the fourth byte
+        return np.asarray(image), "RGBA"
+    if image.mode not in ("L", "RGB"):
+        image = image.convert("L")  # palette, 1-bit, LA, I, F...: Pillow's own conversion
+    return np.asarray(image), None
+
+
+def phash_64(image: Any, src_format: str | None = None) -> str:
+    """Upstream Mantis's state-loop hash: 17 hex characters, identical to its ``phash_64`` on
+    the same image (see the module docstring for the definition). ``image`` is a uint8
+    ``(H, W, 4)`` BGRX capture, ``(H, W, 3)`` RGB, ``(H, W)`` grey (``src_format`` as for
+    ``frame_hash``) or a ``PIL.Image``."""
+    converted = None if isinstance(image, np.ndarray) else _pil_array(image, src_format)
+    if converted is not None:
+        image, src_format = converted
+    elif not isinstance(image, np.ndarray):
+        raise InvalidInputError(
+            "image: expected a PIL.Image or a uint8 (H, W, 4) BGRX, (H, W, 3) RGB or (H, W) grey "
+            f"array, got {describe(image)}"
+        )
+    if image.ndim in (2, 3) and image.shape[1:2] == (1,):
+        image = image.copy()  # one pixel a row: numpy leaves its strides arbitrary
+    rows = _check_frame(image, "image")
+    if max(image.shape[:2]) > _PHASH_MAX_SIDE:
+        raise InvalidInputError(
+            f"image: sides must be at most {_PHASH_MAX_SIDE}, got shape {image.shape}"
+        )
+    if image.ndim == 2:
+        return _phash.phash_64(rows, 1, 0, 0, 0)
+    order = channel_format(src_format, image.shape[2])
+    return _phash.phash_64(
+        rows, image.shape[2], order.index("R"), order.index("G"), order.index("B")
+    )
 
 
 def changed_bbox(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int] | None:
