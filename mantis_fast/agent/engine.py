@@ -41,7 +41,7 @@ from mantis_fast.errors import (
     SeqMismatch,
 )
 from mantis_fast.geometry.coords import working_area
-from mantis_fast.pixels.encode import encode_png
+from mantis_fast.pixels.encode import PngEncoder
 from mantis_fast.pixels.image import resize
 from mantis_fast.x11.capture import Capture
 
@@ -122,6 +122,9 @@ class Engine:
         self._stopping = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._frame_buffer: np.ndarray | None = None
+        # One encoder per image stream: a turn re-deflates only the row bands that changed.
+        self._raw_encoder = PngEncoder()
+        self._annotated_encoder = PngEncoder()
         self._worker: ThreadPoolExecutor | None = None
 
     # -- control (call from the engine's event loop) -----------------------------------------
@@ -420,7 +423,7 @@ class Engine:
         frame = resize(full, (out_w, out_h), crop=(left, top, width, height), out=buffer)
         times["crop_resize"] = _ms(start)
         start = time.perf_counter()
-        png = encode_png(frame)
+        png = self._raw_encoder.encode(frame)
         times["encode_raw"] = _ms(start)
         return frame, png, times
 
@@ -430,7 +433,7 @@ class Engine:
         image = annotator.annotate(frame, self.turn, output.actions, output.bboxes)
         times["annotate"] = _ms(start)
         start = time.perf_counter()
-        png = encode_png(image)
+        png = self._annotated_encoder.encode(image)
         times["encode_annotated"] = _ms(start)
         return png, times
 
