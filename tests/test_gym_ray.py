@@ -267,6 +267,10 @@ def test_bad_arguments(cluster: LocalCluster) -> None:
         DesktopPool(1, resources={"desktop": -1})
     with pytest.raises(InvalidInputError, match="task must be"):
         DesktopPool(1, task=3)
+    with pytest.raises(InvalidInputError, match="observation must be"):
+        DesktopPool(1, observation="video")
+    with pytest.raises(InvalidInputError, match="actor_options must be"):
+        DesktopPool(1, actor_options=["SPREAD"])
     with pytest.raises(DesktopPoolError, match=r"did not start within 3s.*'gpu_desktop': 1"):
         DesktopPool(1, resources={"gpu_desktop": 1}, start_timeout=3)
     with DesktopPool(1, viewport=VIEWPORT) as pool:

@@ -166,16 +166,17 @@ class _DesktopWorker:
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
-        if self.autoreset and (terminated or truncated):
+        restarted = "desktop_restarted" in info  # already a fresh episode on a new desktop
+        ended = self.autoreset and (terminated or truncated) and not restarted
+        if ended:
             # Gymnasium's same-step autoreset: the next episode's first observation, the ended
             # one's last in info (one call, no extra round trip per episode).
             final, final_info = observation, info
             observation, info = self.env.reset()
             info = {**info, "final_obs": final, "final_info": final_info}
-            for key in ("truncated_reason", "desktop_restarted"):
-                if key in final_info:
-                    info[key] = final_info[key]
-        if "desktop_restarted" in info or (self.autoreset and (terminated or truncated)):
+            if "truncated_reason" in final_info:
+                info["truncated_reason"] = final_info["truncated_reason"]
+        if restarted or ended:
             self._report_processes()
         return observation, reward, terminated, truncated, info
 
@@ -292,9 +293,14 @@ class DesktopPool:
         for name, value in (("step_timeout", step_timeout), ("start_timeout", start_timeout)):
             if not (isinstance(value, int | float) and value > 0):
                 raise InvalidInputError(f"{name} must be a number of seconds > 0, got {value!r}")
-        from mantis_fast.gym.tasks import as_task
+        if actor_options is not None and not isinstance(actor_options, Mapping):
+            raise InvalidInputError(
+                f"actor_options must be a mapping of ray.remote options, got {actor_options!r}"
+            )
+        from mantis_fast.gym.desktop import DesktopEnv
 
-        as_task(task)  # a bad task fails here, not in n remote constructors
+        # Bad env arguments fail here, not as n dead actors (no desktop starts before a reset).
+        DesktopEnv(task, **env_kwargs).close()
         self._ray = _ray()
         if not self._ray.is_initialized():
             raise DesktopPoolError(
