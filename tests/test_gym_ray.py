@@ -260,6 +260,25 @@ def test_autoreset_keeps_the_final_observation(cluster: LocalCluster) -> None:
         assert infos[0]["target"] != first_target  # the next episode's
 
 
+def test_a_desktop_actor_from_a_plain_ray_script(cluster: LocalCluster) -> None:
+    from mantis_fast.gym.ray_pool import DesktopActor
+
+    actor = DesktopActor.options(resources={"desktop": 1}, num_cpus=0).remote(
+        ClickTarget(targets=2), {"viewport": VIEWPORT, "observation_size": OBSERVATION}
+    )
+    try:
+        observation, info = ray.get(actor.reset.remote(seed=7), timeout=60)
+        assert observation.shape == (OBSERVATION[1], OBSERVATION[0], 3)
+        assert not observation.flags.writeable  # read in place from the object store
+        _, reward, *_ = ray.get(actor.step.remote(clicks([info])[0]), timeout=60)
+        assert reward == 1.0
+        desktops = ray.get(actor.where.remote(), timeout=60)["desktop_pids"]
+        ray.get(actor.close.remote(), timeout=60)
+        assert not wait_dead(desktops)
+    finally:
+        ray.kill(actor, no_restart=True)
+
+
 def test_bad_arguments(cluster: LocalCluster) -> None:
     with pytest.raises(InvalidInputError, match="n must be"):
         DesktopPool(0)

@@ -120,9 +120,13 @@ def _descendants(pid: int) -> list[int]:
 
 
 class _DesktopWorker:
-    """The body of ``DesktopActor``: one ``DesktopEnv`` in a Ray worker process."""
+    """The body of ``DesktopActor``: one ``DesktopEnv(task, **env_kwargs)`` in a Ray worker
+    process, with ``reset``, ``step`` (``autoreset``: see ``DesktopPool``), ``where`` and
+    ``close``."""
 
-    def __init__(self, task: Any, env_kwargs: Mapping[str, Any], autoreset: bool) -> None:
+    def __init__(
+        self, task: Any = None, env_kwargs: Mapping[str, Any] | None = None, autoreset: bool = False
+    ) -> None:
         from mantis_fast.gym.desktop import DesktopEnv
 
         # Its own session: Ray kills a dead worker's process group, which would take the
@@ -134,7 +138,7 @@ class _DesktopWorker:
             start_new_session=True,
         )
         self._reported: list[int] = []
-        self.env = DesktopEnv(task, **env_kwargs)
+        self.env = DesktopEnv(task, **(env_kwargs or {}))
         self.autoreset = autoreset
 
     def _report_processes(self) -> None:
