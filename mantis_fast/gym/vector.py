@@ -60,11 +60,12 @@ __all__ = [
     "vector_entry_point",
 ]
 
-#: The multiprocessing start method of the workers. "forkserver": a worker forked from a
+#: The multiprocessing start method of the workers. "forkserver": a worker is forked from a
 #: clean server process that never ran an OpenMP team (GNU OpenMP hangs in a child forked
-#: after its parent used one) nor holds the parent's X connections, threads or locks; it
-#: starts as fast as "fork" once the server has imported mantis_fast (measured on 2 cores,
-#: 4 desktops, construction + first reset: fork 1.9 s, forkserver 2.0 s, spawn 2.9 s).
+#: after its parent used one) and holds none of the parent's X connections, threads or locks.
+#: It costs about a second once, for the server (which imports mantis_fast once for all the
+#: workers): measured, ``make_vec(4)`` to its first reset done on 2 cores, fork 5.8 s,
+#: forkserver 6.8 s, spawn 8.9 s (medians of 3, a busy machine; 2.5, 3.1, 4.8 s quieter).
 DEFAULT_CONTEXT = "forkserver"
 #: Seconds a ``reset``/``step``/``call`` may take before a worker counts as hung. A step that
 #: replaces a dead desktop starts an Xvfb and the app again (seconds); a reset may do it twice.
@@ -211,7 +212,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
         self._guarded(super().reset_async, *args, **kwargs)
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
-        result = self._guarded(super().reset_wait, self._bound(timeout))
+        result = self._guarded(super().reset_wait, self._bound(timeout), waited=timeout)
         self._done[:] = False
         self._look_at_children(range(self.num_envs))
         return result
@@ -220,7 +221,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
         self._guarded(super().step_async, actions)
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
-        result = self._guarded(super().step_wait, self._bound(timeout))
+        result = self._guarded(super().step_wait, self._bound(timeout), waited=timeout)
         _, _, terminated, truncated, _ = result
         # Truncation covers a replaced desktop; an ended episode resets at the next step.
         self._look_at_children(np.flatnonzero(self._done | truncated))
@@ -231,12 +232,14 @@ class DesktopVectorEnv(AsyncVectorEnv):
         self._guarded(super().call_async, name, *args, **kwargs)
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
-        return self._guarded(super().call_wait, self._bound(timeout))
+        return self._guarded(super().call_wait, self._bound(timeout), waited=timeout)
 
     def _bound(self, timeout: float | None) -> float:
         return self.timeout if timeout is None else timeout
 
-    def _guarded(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _guarded(
+        self, call: Callable[..., Any], *args: Any, waited: float | None = None, **kwargs: Any
+    ) -> Any:
         try:
             return call(*args, **kwargs)
         except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
@@ -249,7 +252,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
             ]
             raise self._fail(
                 WorkerTimeoutError,
-                f"{', '.join(hung) or 'a worker'} did not answer within {self._bound(None)}s",
+                f"{', '.join(hung) or 'a worker'} did not answer within {self._bound(waited)}s",
             ) from exc
 
     def _dead_workers(self) -> str:
@@ -281,6 +284,8 @@ class DesktopVectorEnv(AsyncVectorEnv):
         the workers that do not; then stop any desktop process a worker left behind.
         (Gymnasium's own close waits without a bound for a worker that stopped answering.)"""
         deadline = time.monotonic() + (0.0 if terminate else self._bound(timeout))
+        # A worker that is terminated runs no cleanup: see its desktop processes while it lives.
+        self._look_at_children(range(self.num_envs))
         if self._state is not AsyncState.DEFAULT and not terminate:
             pending_wait = getattr(AsyncVectorEnv, f"{self._state.value}_wait")
             try:
