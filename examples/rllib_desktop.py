@@ -15,13 +15,11 @@ iterations show sampling, learning and rewards flowing.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import gymnasium as gym
 import numpy as np
-import ray
-from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from mantis_fast.gym import ClickTarget
 from mantis_fast.gym.ray_pool import register_rllib_env
@@ -46,9 +44,19 @@ def main() -> None:
     parser.add_argument("--address", default=None, help="a Ray cluster (default: start one)")
     parser.add_argument("--iterations", type=int, default=2)
     args = parser.parse_args()
+    if not args.address:
+        # A private single-node Ray kept on loopback: without this variable (read when Ray is
+        # imported) Ray's servers listen on every interface despite _node_ip_address. No usage
+        # stats either: they go over the network.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
     if args.address:
         ray.init(address=args.address, log_to_driver=False)
-    else:  # a private single-node Ray, on loopback only
+    else:
         ray.init(
             num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False
         )

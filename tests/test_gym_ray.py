@@ -18,8 +18,9 @@ import pytest
 # Ray rewrites a loopback cluster address to the machine's network address before connecting
 # (``resolve_ip_for_localhost``) unless it believes multi-node clusters are off; with them off it
 # keeps every address on 127.0.0.1. cluster_utils still starts real separate nodes. Read when Ray
-# is imported, so set first.
+# is imported, so set first. Usage stats off: the head would report them over the network.
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed: pip install -e '.[ray]'")
 
 import numpy as np  # noqa: E402
