@@ -67,8 +67,15 @@ BUILTIN_EXCEPTIONS = {
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 }
-# Raised to end a generator or signal the interpreter, not errors of ours.
-ALLOWED = {"NotImplementedError", "StopIteration", "KeyboardInterrupt", "SystemExit"}
+# Raised to end a generator or signal the interpreter, not errors of ours; AttributeError is
+# what a module's ``__getattr__`` must raise for a name it does not have.
+ALLOWED = {
+    "NotImplementedError",
+    "StopIteration",
+    "KeyboardInterrupt",
+    "SystemExit",
+    "AttributeError",
+}
 
 
 def _raised_names(tree: ast.AST) -> list[tuple[int, str]]:

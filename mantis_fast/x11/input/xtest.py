@@ -139,9 +139,7 @@ class XTestInput(Input):
             # dispatch cycle after answering the request sent behind it; a second exchange
             # waits that cycle out (one burst in four otherwise, seen through X RECORD).
             for _ in range(2):
-                wire.round_trip(
-                    self._x, xrequest.GetInputFocus, wire.GET_INPUT_FOCUS, self.timeout
-                )
+                wire.round_trip(self._x, xrequest.GetInputFocus, wire.GET_INPUT_FOCUS, self.timeout)
             self._handle_events()  # keeps the queue from growing, the keymap cache current
         except GONE as exc:  # gone, or hung (XTimeoutError)
             raise self._lost(exc) from None
