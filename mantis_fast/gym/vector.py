@@ -6,10 +6,11 @@
     from mantis_fast.gym import ClickTarget, make_vec
     from mantis_fast.gym.policies import click_red_targets
 
-    with make_vec(4, ClickTarget(), observation_size=(640, 360)) as envs:
-        observations, infos = envs.reset(seed=0)          # (4, 360, 640, 3), in shared memory
-        actions = click_red_targets(observations, envs.action_space)
-        observations, rewards, terminated, truncated, infos = envs.step(actions)
+    if __name__ == "__main__":  # the workers' start method imports the main module
+        with make_vec(4, ClickTarget(), observation_size=(640, 360)) as envs:
+            observations, infos = envs.reset(seed=0)      # (4, 360, 640, 3), in shared memory
+            actions = click_red_targets(observations, envs.action_space)
+            observations, rewards, terminated, truncated, infos = envs.step(actions)
 
 ``gymnasium.make_vec("mantis_fast/Desktop-v0", num_envs=4)`` builds the same vector env (the
 registry's ``vector_entry_point``).
@@ -233,6 +234,10 @@ class DesktopVectorEnv(AsyncVectorEnv):
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         return self._guarded(super().call_wait, self._bound(timeout), waited=timeout)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        # Gymnasium waits for the answers without a bound: a worker that died raises clearly.
+        self._guarded(super().set_attr, name, values)
 
     def _bound(self, timeout: float | None) -> float:
         return self.timeout if timeout is None else timeout
