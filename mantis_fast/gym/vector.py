@@ -33,6 +33,7 @@ import contextlib
 import ctypes
 import functools
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import time
@@ -74,6 +75,9 @@ DEFAULT_TIMEOUT_S = 120.0
 # The modules a forkserver imports once, so every worker it forks starts with them loaded.
 _PRELOAD = ["mantis_fast.gym.desktop", "mantis_fast.gym.tasks", "gymnasium.vector"]
 _CONTEXTS = ("forkserver", "spawn", "fork")
+# While a reset or step takes longer than this, the desktop processes of its workers are
+# looked at again (each look reads a few /proc files per busy worker).
+_WATCH_S = 0.25
 _SYSVIPC_SHM = "/proc/sysvipc/shm"
 _IPC_RMID = 0
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -213,7 +217,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
         self._guarded(super().reset_async, *args, **kwargs)
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
-        result = self._guarded(super().reset_wait, self._bound(timeout), waited=timeout)
+        result = self._watched(super().reset_wait, AsyncState.WAITING_RESET, timeout)
         self._done[:] = False
         self._look_at_children(range(self.num_envs))
         return result
@@ -222,7 +226,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
         self._guarded(super().step_async, actions)
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
-        result = self._guarded(super().step_wait, self._bound(timeout), waited=timeout)
+        result = self._watched(super().step_wait, AsyncState.WAITING_STEP, timeout)
         _, _, terminated, truncated, _ = result
         # Truncation covers a replaced desktop; an ended episode resets at the next step.
         self._look_at_children(np.flatnonzero(self._done | truncated))
@@ -238,6 +242,28 @@ class DesktopVectorEnv(AsyncVectorEnv):
     def set_attr(self, name: str, values: Any) -> None:
         # Gymnasium waits for the answers without a bound: a worker that died raises clearly.
         self._guarded(super().set_attr, name, values)
+
+    def _watched(self, wait: Callable[..., Any], state: AsyncState, timeout: float | None) -> Any:
+        """``wait`` for the workers' answers, bounded; while they take longer than
+        ``_WATCH_S``, look at the desktop processes of the workers still busy, so a worker
+        killed while it starts a desktop leaves none that ``close()`` does not know of."""
+        left = self._bound(timeout)
+        if self._state is state:  # else ``wait`` raises Gymnasium's error at once
+            deadline = time.monotonic() + left
+            busy = {
+                pipe: index
+                for index, pipe in enumerate(self.parent_pipes)
+                if pipe is not None and not pipe.closed
+            }
+            while busy and time.monotonic() < deadline:
+                step = min(deadline - time.monotonic(), _WATCH_S)
+                ready = multiprocessing.connection.wait(list(busy), timeout=max(step, 0.0))
+                for pipe in ready:  # an answer, or the end of the pipe of a dead worker
+                    del busy[pipe]
+                if not ready:
+                    self._look_at_children(sorted(busy.values()))
+            left = max(deadline - time.monotonic(), 0.0)
+        return self._guarded(wait, left, waited=timeout)
 
     def _bound(self, timeout: float | None) -> float:
         return self.timeout if timeout is None else timeout
