@@ -65,9 +65,9 @@ __all__ = [
 #: The multiprocessing start method of the workers. "forkserver": a worker is forked from a
 #: clean server process that never ran an OpenMP team (GNU OpenMP hangs in a child forked
 #: after its parent used one) and holds none of the parent's X connections, threads or locks.
-#: It costs about a second once, for the server (which imports mantis_fast once for all the
-#: workers): measured, ``make_vec(4)`` to its first reset done on 2 cores, fork 5.8 s,
-#: forkserver 6.8 s, spawn 8.9 s (medians of 3, a busy machine; 2.5, 3.1, 4.8 s quieter).
+#: It costs up to a second once, for the server, which imports mantis_fast once for all the
+#: workers: measured, ``make_vec(4)`` to its first reset done on 2 cores, fork 3.3 s,
+#: forkserver 3.4 s, spawn 4.8 s (medians of 3; 5.8, 6.8 and 8.9 s on a busier machine).
 DEFAULT_CONTEXT = "forkserver"
 #: Seconds a ``reset``/``step``/``call`` may take before a worker counts as hung. A step that
 #: replaces a dead desktop starts an Xvfb and the app again (seconds); a reset may do it twice.
