@@ -3,6 +3,7 @@ back to MIT-SHM (with the reason) whenever the framebuffer cannot be trusted."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -375,10 +376,31 @@ def test_killed_server_is_connection_lost_within_the_timeout(track_damage: bool)
         assert time.monotonic() - start < 2.0
         assert cap.closed
         assert live.shape == (200, 320, 4)  # still mapped: readable, if frozen
+        assert shmid in listed_segments()  # the view keeps it
+        del live
+        gc.collect()
     finally:
         server.stop()
-        # SIGKILL left Xvfb no chance to remove its segment.
-        subprocess.run(["ipcrm", "-m", str(shmid)], capture_output=True)
+    # SIGKILL left Xvfb no chance to remove its segment: mf.Xvfb marked it for removal at
+    # start, so it went with its last attacher.
+    assert shmid not in listed_segments()
+
+
+def listed_segments() -> set[int]:
+    with open("/proc/sysvipc/shm") as table:
+        rows = [line.split() for line in table.read().splitlines()]
+    column = rows[0].index("shmid")
+    return {int(row[column]) for row in rows[1:] if len(row) > column}
+
+
+def test_the_embedded_segment_is_marked_for_removal_and_still_attaches(screen: Xvfb) -> None:
+    with open("/proc/sysvipc/shm") as table:
+        rows = [line.split() for line in table.read().splitlines()]
+    perms = {int(row[1]): row[2] for row in rows[1:]}
+    assert perms[screen.framebuffer_shmid] == "1600"  # SHM_DEST | 0600
+    for _ in range(2):  # attached by id again and again until the server goes
+        with Capture(screen.display) as cap:
+            assert cap.backend == FB
 
 
 def test_an_xvfb_without_shmem_support_starts_without_it(tmp_path, monkeypatch) -> None:

@@ -34,6 +34,7 @@ class SharedSegment(_Mapping):
 
 def segment_info(shmid: int) -> tuple[int, int, int]: ...  # (size, creator_pid, mode)
 def set_segment_mode(shmid: int, mode: int) -> None: ...
+def mark_segment_removed(shmid: int) -> None: ...
 
 @disjoint_base
 class ReadOnlySegment(_Mapping):

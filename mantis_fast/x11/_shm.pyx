@@ -183,6 +183,14 @@ def set_segment_mode(int shmid, int mode):
         raise OSError(errno, f"shmctl(shmid={shmid}, IPC_SET mode {mode:#o}) failed: {_os_error()}")
 
 
+def mark_segment_removed(int shmid):
+    """Mark segment ``shmid`` for destruction (``shmctl(IPC_RMID)``): it is freed once every
+    process detached, a server killed with SIGKILL included. Linux still lets processes attach
+    it by id until then. Owner or creator only (``PermissionError`` otherwise)."""
+    if shmctl(shmid, IPC_RMID, NULL) != 0:
+        raise OSError(errno, f"shmctl(shmid={shmid}, IPC_RMID) failed: {_os_error()}")
+
+
 cdef class ReadOnlySegment(_Mapping):
     """An existing SysV segment (another process's) attached read-only (``SHM_RDONLY``).
 

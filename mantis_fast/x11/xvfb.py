@@ -22,7 +22,7 @@ import time
 from types import TracebackType
 
 from mantis_fast.errors import InvalidInputError, XvfbError
-from mantis_fast.x11._shm import set_segment_mode
+from mantis_fast.x11._shm import mark_segment_removed, set_segment_mode
 
 __all__ = ["Xvfb", "XvfbError", "embedded_display", "started_framebuffer"]
 
@@ -123,7 +123,9 @@ class Xvfb:
         return self
 
     def _protect_framebuffer(self) -> int:
-        """Screen 0's shmid from the server's stderr, its segment set to mode 0600."""
+        """Screen 0's shmid from the server's stderr, its segment set to mode 0600 and marked
+        for removal: freed when the server and every reader are gone, even after a SIGKILL
+        (Linux lets readers attach it by id until then)."""
         assert self._stderr is not None
         # Xvfb prints the line while it sets the screens up, before it reports the display.
         shmid = self._stderr.wait_for_shmid(self.start_timeout)
@@ -136,6 +138,10 @@ class Xvfb:
             set_segment_mode(shmid, 0o600)
         except OSError as exc:  # never leave a world-writable screen behind
             raise XvfbError(f"cannot make Xvfb's framebuffer segment private: {exc}") from None
+        try:
+            mark_segment_removed(shmid)
+        except OSError as exc:
+            raise XvfbError(f"cannot mark Xvfb's framebuffer segment for removal: {exc}") from None
         return shmid
 
     def _read_display_number(self, read_fd: int) -> int:
