@@ -50,6 +50,8 @@ NODE = {
 
 class LocalCluster:
     def __init__(self) -> None:
+        # What this test process already runs (other modules' servers): not the cluster's.
+        self.preexisting = set(_descendants(os.getpid()))
         self.cluster = Cluster(
             initialize_head=True, head_node_args={**NODE, "include_dashboard": False}
         )
@@ -350,7 +352,7 @@ def test_shutdown_leaves_no_processes(cluster: LocalCluster) -> None:
         pool.reset(seed=5)
         desktops = [pid for w in pool.where() for pid in w["desktop_pids"]]
     assert not wait_dead(desktops)
-    ours = _descendants(os.getpid())
+    ours = [pid for pid in _descendants(os.getpid()) if pid not in cluster.preexisting]
     assert ours, "no Ray processes under the test"
     cluster.shutdown()
     left = wait_dead(ours, timeout=30)

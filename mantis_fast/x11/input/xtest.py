@@ -1,5 +1,5 @@
-"""The XTest backend: ``FakeInput`` requests on our own connection, sent with their sync in one
-write (~0.1 ms an action, where an ``xdotool`` process costs ~100 ms).
+"""The XTest backend: ``FakeInput`` requests on our own connection, packed by hand and sent with
+one bounded round trip per action (~0.1 ms, where an ``xdotool`` process costs ~100 ms).
 
 Characters absent from the keymap are typed as xdotool types them: a keycode nothing uses is
 bound to the character's keysym for the moment, and unbound again on ``close()``.
@@ -16,7 +16,7 @@ from Xlib.protocol import request as xrequest
 
 from mantis_fast.errors import InputError
 from mantis_fast.x11 import wire
-from mantis_fast.x11.connection import GONE
+from mantis_fast.x11.connection import GONE, wait_reply
 from mantis_fast.x11.input.base import Input
 from mantis_fast.x11.input.keys import char_keysym, keysym_for_name
 
@@ -132,14 +132,16 @@ class XTestInput(Input):
             self._pending = 0
 
     def _sync(self) -> None:
-        """Bounded round trips: the server has processed every event we sent."""
+        """One bounded round trip: the server has processed every event we sent."""
         self._pending = 0
         try:
-            # Twice: the server can finish with the last event of a burst (a key release) one
-            # dispatch cycle after answering the request sent behind it; a second exchange
-            # waits that cycle out (one burst in four otherwise, seen through X RECORD).
-            for _ in range(2):
-                wire.round_trip(self._x, xrequest.GetInputFocus, wire.GET_INPUT_FOCUS, self.timeout)
+            # Through python-xlib's own exchange, not wire.round_trip: returning within
+            # microseconds of the reply left the last key release of a burst missing from an X
+            # RECORD of the server's events about one time in four (one time in a few dozen
+            # with a second raw round trip); python-xlib's path never did.
+            wait_reply(
+                self._x, xrequest.GetInputFocus(display=self._x.display, defer=True), self.timeout
+            )
             self._handle_events()  # keeps the queue from growing, the keymap cache current
         except GONE as exc:  # gone, or hung (XTimeoutError)
             raise self._lost(exc) from None
