@@ -37,7 +37,20 @@ from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.xvfb import Xvfb
 
-__all__ = ["GymEnvironment", "XdotoolGymEnv"]
+__all__ = ["GymEnvironment", "XdotoolGymEnv", "stop_process"]
+
+APP_STOP_GRACE_S = 5.0
+
+
+def stop_process(process: subprocess.Popen, grace: float = APP_STOP_GRACE_S) -> None:
+    """End an app process: SIGTERM, then SIGKILL if it is still there after ``grace`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=grace)
 
 
 class GymEnvironment(Closing, ABC):
@@ -203,13 +216,7 @@ class XdotoolGymEnv(GymEnvironment):
 
     def _stop_processes(self) -> None:
         for process in self._processes:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=5)
+            stop_process(process)
         self._processes.clear()
 
     def close(self) -> None:

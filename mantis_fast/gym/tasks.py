@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mantis_fast.errors import AppError, InvalidInputError
+from mantis_fast.gym.env import stop_process
 
 __all__ = ["ClickTarget", "RewardFunction", "Task", "as_task"]
 
@@ -168,13 +169,7 @@ class ClickTarget(Task):
         process, self._process = self._process, None
         if process is None:
             return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        stop_process(process)
         self._reader.join(timeout=5)  # the pipe's end stops it; then its file can be closed
         if process.stdout is not None and not self._reader.is_alive():
             process.stdout.close()

@@ -255,64 +255,19 @@ def resize(
         spans = [(0, out_h)]
     else:
         spans = _output_spans(_changed(changed_rows, height), method, y, crop_h, out_h)
+    layout = (swap_rb, keep, fill, channels, out_channels, team)
     for start, stop in spans:
+        rows = {"row_start": start, "row_stop": stop}
         if method == "nearest":
-            _resize.resize_nearest(
-                src_rows,
-                out_rows,
-                x,
-                y,
-                _axis("nearest", crop_w, out_w)[0],
-                _axis("nearest", crop_h, out_h)[0],
-                swap_rb,
-                keep,
-                fill,
-                channels,
-                out_channels,
-                team,
-                _SIMD,
-                start,
-                stop,
-            )
-        elif method == "area":
-            _resize.resize_area(
-                src_rows,
-                out_rows,
-                x,
-                y,
-                crop_w,
-                crop_h,
-                _axis("area", crop_w, out_w),
-                _axis("area", crop_h, out_h),
-                swap_rb,
-                keep,
-                fill,
-                channels,
-                out_channels,
-                team,
-                _SIMD,
-                start,
-                stop,
-            )
+            xi, yi = _axis("nearest", crop_w, out_w)[0], _axis("nearest", crop_h, out_h)[0]
+            _resize.resize_nearest(src_rows, out_rows, x, y, xi, yi, *layout, _SIMD, **rows)
         else:
-            _resize.resize_bilinear(
-                src_rows,
-                out_rows,
-                x,
-                y,
-                crop_w,
-                crop_h,
-                _axis("bilinear", crop_w, out_w),
-                _axis("bilinear", crop_h, out_h),
-                swap_rb,
-                keep,
-                fill,
-                channels,
-                out_channels,
-                team,
-                start,
-                stop,
-            )
+            tables = (_axis(method, crop_w, out_w), _axis(method, crop_h, out_h))
+            geometry = (x, y, crop_w, crop_h, *tables)
+            if method == "area":
+                _resize.resize_area(src_rows, out_rows, *geometry, *layout, _SIMD, **rows)
+            else:
+                _resize.resize_bilinear(src_rows, out_rows, *geometry, *layout, **rows)
     return out
 
 
