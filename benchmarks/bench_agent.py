@@ -69,23 +69,35 @@ REPLY = reply_json(
 )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def screen() -> Iterator[Xvfb]:
+# The agent-turn groups' app: a 1200x700 window of text lines.
+TEXT_APP = (
+    "import tkinter as t; r=t.Tk(); r.geometry('1200x700+300+200');"
+    "c=t.Canvas(r,bg='#e8ecf4'); c.pack(fill='both', expand=1);"
+    "[c.create_text(60, 30+i*22, anchor='w', text='line %d of some app text' % i)"
+    " for i in range(30)]; r.mainloop()"
+)
+
+
+@contextlib.contextmanager
+def app_screen(source: str, extra_env: dict[str, str] | None = None) -> Iterator[Xvfb]:
+    """A 1080p Xvfb showing the Tk app ``source``, settled before the benchmark starts."""
     with Xvfb(size=(1920, 1080)) as server:
         app = subprocess.Popen(
-            ["python3", "-c", "import tkinter as t; r=t.Tk(); r.geometry('1200x700+300+200');"
-             "c=t.Canvas(r,bg='#e8ecf4'); c.pack(fill='both', expand=1);"
-             "[c.create_text(60, 30+i*22, anchor='w', text='line %d of some app text' % i)"
-             " for i in range(30)]; r.mainloop()"],
-            env=server.env(),
-        )  # fmt: skip
+            [sys.executable, "-c", source], env={**server.env(), **(extra_env or {})}
+        )
         try:
             with Capture(server.display) as cap:
-                cap.wait_until_stable(3.0, 300)
+                cap.wait_until_stable(5.0, 300)
             yield server
         finally:
             app.terminate()
             app.wait(5)
+
+
+@pytest.fixture(scope="module")
+def screen() -> Iterator[Xvfb]:
+    with app_screen(TEXT_APP) as server:
+        yield server
 
 
 @pytest.mark.benchmark(group=GROUP_TURN)
@@ -212,23 +224,9 @@ r.mainloop()
 """
 
 
-@contextlib.contextmanager
-def click_app_screen(new_page: bool) -> Iterator[Xvfb]:
-    with Xvfb(size=(1920, 1080)) as server:
-        env = {**server.env(), **({"NEW_PAGE": "1"} if new_page else {})}
-        app = subprocess.Popen([sys.executable, "-c", CLICK_APP], env=env)
-        try:
-            with Capture(server.display) as cap:
-                cap.wait_until_stable(5.0, 300)
-            yield server
-        finally:
-            app.terminate()
-            app.wait(5)
-
-
 @pytest.fixture(scope="module", params=[False, True], ids=["counter", "new-page"])
 def loop_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, Xvfb]]:
-    with click_app_screen(new_page=request.param) as server:
+    with app_screen(CLICK_APP, {"NEW_PAGE": "1"} if request.param else None) as server:
         yield (LOOP_NEW_PAGE if request.param else LOOP), server
 
 

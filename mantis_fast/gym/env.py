@@ -31,26 +31,14 @@ from mantis_fast.errors import (
     MantisError,
 )
 from mantis_fast.gym.actions import GymResult
+from mantis_fast.gym.processes import stop_process
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.xvfb import Xvfb
 
-__all__ = ["GymEnvironment", "XdotoolGymEnv", "stop_process"]
-
-APP_STOP_GRACE_S = 5.0
-
-
-def stop_process(process: subprocess.Popen, grace: float = APP_STOP_GRACE_S) -> None:
-    """End an app process: SIGTERM, then SIGKILL if it is still there after ``grace`` seconds."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=grace)
+__all__ = ["GymEnvironment", "XdotoolGymEnv"]
 
 
 class GymEnvironment(Closing, ABC):

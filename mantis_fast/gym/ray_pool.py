@@ -43,6 +43,7 @@ import numpy as np
 from gymnasium import spaces
 
 from mantis_fast.errors import InvalidInputError, MantisError
+from mantis_fast.gym.processes import child_pids
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -103,19 +104,9 @@ def _descendants(pid: int) -> list[int]:
     found: list[int] = []
     stack = [pid]
     while stack:
-        parent = stack.pop()
-        try:
-            threads = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for tid in threads:
-            try:
-                with open(f"/proc/{parent}/task/{tid}/children") as f:
-                    children = [int(c) for c in f.read().split()]
-            except OSError:
-                continue
-            found.extend(children)
-            stack.extend(children)
+        children = child_pids(stack.pop())
+        found.extend(children)
+        stack.extend(children)
     return found
 
 

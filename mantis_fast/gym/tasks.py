@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from mantis_fast.errors import AppError, InvalidInputError
-from mantis_fast.gym.env import stop_process
+from mantis_fast.gym.processes import stop_process
 
 __all__ = ["ClickTarget", "RewardFunction", "Task", "as_task"]
 

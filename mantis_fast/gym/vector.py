@@ -48,6 +48,7 @@ from gymnasium.vector.async_vector_env import AsyncState
 
 from mantis_fast.errors import InvalidInputError, MantisError
 from mantis_fast.gym.desktop import DesktopEnv
+from mantis_fast.gym.processes import child_pids
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
 from mantis_fast.gym.tasks import Task
 
@@ -120,25 +121,15 @@ def _stat(pid: int) -> tuple[str, int] | None:
 def _children(pid: int) -> list[DesktopProcess]:
     """The live child processes of ``pid`` (of all its threads)."""
     found = []
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    for tid in threads:
+    for child in child_pids(pid):
+        stat = _stat(child)
         try:
-            with open(f"/proc/{pid}/task/{tid}/children") as file:
-                pids = [int(child) for child in file.read().split()]
+            with open(f"/proc/{child}/comm") as file:
+                name = file.read().strip()
         except OSError:
             continue
-        for child in pids:
-            stat = _stat(child)
-            try:
-                with open(f"/proc/{child}/comm") as file:
-                    name = file.read().strip()
-            except OSError:
-                continue
-            if stat is not None:
-                found.append(DesktopProcess(child, name, stat[1]))
+        if stat is not None:
+            found.append(DesktopProcess(child, name, stat[1]))
     return found
 
 

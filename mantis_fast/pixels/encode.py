@@ -63,6 +63,7 @@ from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import _shown
 from mantis_fast.pixels import _png
 from mantis_fast.pixels.image import MAX_SIDE, channel_format, check_image, describe, resize
+from mantis_fast.pixels.memcopy import usable_cpus
 
 FORMATS = ("png", "jpeg", "webp")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -178,14 +179,7 @@ def _check_threads(threads: Any) -> int:
     return _check_level(threads, "threads", 1, _MAX_THREADS)
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-_CPUS = _cpus()
+_CPUS = usable_cpus()
 _MAX_THREADS = 256
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()

@@ -24,7 +24,13 @@ from mantis_fast.geometry.coords import _shown
 from mantis_fast.pixels import _memcopy
 from mantis_fast.pixels.image import describe
 
-__all__ = ["MAX_AUTO_THREADS", "PARALLEL_MIN_BYTES", "auto_threads", "copy_frame"]
+__all__ = [
+    "MAX_AUTO_THREADS",
+    "PARALLEL_MIN_BYTES",
+    "auto_threads",
+    "copy_frame",
+    "usable_cpus",
+]
 
 #: Copies smaller than this run on one thread (a 640x480 region copies in ~65 us; starting a
 #: thread costs ~30 us on a busy VM).
@@ -34,14 +40,15 @@ PARALLEL_MIN_BYTES = 4 << 20
 MAX_AUTO_THREADS = 2
 
 
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask)."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
 
 
-_CPUS = _usable_cpus()
+_CPUS = usable_cpus()
 
 
 def auto_threads(nbytes: int) -> int:

@@ -1,0 +1,38 @@
+"""The processes a desktop runs (its Xvfb, its apps): finding them in /proc and ending them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+__all__ = ["APP_STOP_GRACE_S", "child_pids", "stop_process"]
+
+APP_STOP_GRACE_S = 5.0
+
+
+def stop_process(process: subprocess.Popen, grace: float = APP_STOP_GRACE_S) -> None:
+    """End an app process: SIGTERM, then SIGKILL if it is still there after ``grace`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=grace)
+
+
+def child_pids(pid: int) -> list[int]:
+    """The direct children of ``pid`` (of every one of its threads), from /proc; [] when it
+    is gone."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as file:
+                found.extend(int(child) for child in file.read().split())
+        except OSError:
+            continue
+    return found
