@@ -19,6 +19,10 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     │   ├── InputError                        input could not be dispatched
     │   └── ConnectionLostError (CaptureError, InputError)
     │       └── ServerHungError (TimeoutError) the server stopped answering
+    ├── WorkerDiedError (RuntimeError)        a vector env's worker process died
+    ├── WorkerTimeoutError (TimeoutError)     a vector env's worker did not answer in time
+    ├── DesktopPoolError (RuntimeError)       a Ray desktop actor could not be placed or started
+    ├── RayNotInstalledError (ImportError)    Ray (or the part a call needs) is not installed
     ├── VLMError (RuntimeError)               the model endpoint failed after its retries
     └── AgentStateError (RuntimeError)        a request the running agent cannot take now
         ├── AgentTimeoutError (TimeoutError)  it did not get there in time
@@ -39,6 +43,7 @@ __all__ = [
     "CompatInstallError",
     "ConfigError",
     "ConnectionLostError",
+    "DesktopPoolError",
     "DisplayError",
     "EngineFinished",
     "InjectQueueFull",
@@ -48,10 +53,13 @@ __all__ = [
     "InvalidTypeError",
     "MantisError",
     "NoDisplayError",
+    "RayNotInstalledError",
     "SeqMismatch",
     "ServerHungError",
     "UnsupportedVisualError",
     "VLMError",
+    "WorkerDiedError",
+    "WorkerTimeoutError",
     "XvfbError",
 ]
 
@@ -114,6 +122,22 @@ class ConnectionLostError(CaptureError, InputError):
 
 class ServerHungError(ConnectionLostError, TimeoutError):
     """The X server did not answer within the timeout (stopped, or overloaded)."""
+
+
+class WorkerDiedError(MantisError, RuntimeError):
+    """A worker process of a ``DesktopVectorEnv`` died (the message names it and its exit)."""
+
+
+class WorkerTimeoutError(MantisError, TimeoutError):
+    """A worker process of a ``DesktopVectorEnv`` did not answer within its ``timeout``."""
+
+
+class DesktopPoolError(MantisError, RuntimeError):
+    """A desktop actor of a ``DesktopPool`` could not be placed or started in time."""
+
+
+class RayNotInstalledError(MantisError, ImportError):
+    """Ray (or the part of it a call needs) is not installed."""
 
 
 class VLMError(MantisError, RuntimeError):

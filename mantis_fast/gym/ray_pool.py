@@ -42,7 +42,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from mantis_fast.errors import InvalidInputError, MantisError
+from mantis_fast.errors import (
+    DesktopPoolError,
+    InvalidInputError,
+    RayNotInstalledError,
+)
 from mantis_fast.gym.processes import child_pids
 
 __all__ = [
@@ -59,14 +63,6 @@ __all__ = [
 DEFAULT_RESOURCES: Mapping[str, float] = {"desktop": 1}
 RLLIB_ENV_NAME = "mantis_fast_desktop"
 _REASON_CHARS = 300  # an actor's death message can carry a whole traceback
-
-
-class RayNotInstalledError(MantisError, ImportError):
-    """Ray (or the part of it a call needs) is not installed."""
-
-
-class DesktopPoolError(MantisError, RuntimeError):
-    """A desktop actor could not be placed or started in time."""
 
 
 def _ray() -> Any:

@@ -46,7 +46,12 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
-from mantis_fast.errors import InvalidInputError, MantisError
+from mantis_fast.errors import (
+    InvalidInputError,
+    MantisError,
+    WorkerDiedError,
+    WorkerTimeoutError,
+)
 from mantis_fast.gym.desktop import DesktopEnv
 from mantis_fast.gym.processes import child_pids
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
@@ -82,14 +87,6 @@ _WATCH_S = 0.25
 _SYSVIPC_SHM = "/proc/sysvipc/shm"
 _IPC_RMID = 0
 _libc = ctypes.CDLL(None, use_errno=True)
-
-
-class WorkerDiedError(MantisError, RuntimeError):
-    """A worker process of a ``DesktopVectorEnv`` died (the message names it and its exit)."""
-
-
-class WorkerTimeoutError(MantisError, TimeoutError):
-    """A worker process of a ``DesktopVectorEnv`` did not answer within its ``timeout``."""
 
 
 @dataclass(frozen=True)
