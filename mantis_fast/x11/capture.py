@@ -36,19 +36,28 @@ from mantis_fast.errors import (
     UnsupportedVisualError,
 )
 from mantis_fast.geometry.displays import Display
+from mantis_fast.geometry.displays import _resolve as resolve_display_at
 from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
 from mantis_fast.x11.cursor import CursorImage, XFixesUnavailable, read_cursor, xfixes_version
 from mantis_fast.x11.damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
+from mantis_fast.x11.display_grab import DisplayGrab, local_region, rows_within, visible_part
 from mantis_fast.x11.framebuffer import (
     FramebufferTransport,
     FramebufferUnavailable,
     find_framebuffer,
 )
-from mantis_fast.x11.monitors import RandRMonitor, query_monitors, query_randr_monitors
+from mantis_fast.x11.monitors import MonitorQuery, RandRMonitor, query_randr_monitors
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
-__all__ = ["Capture", "CaptureError", "CursorImage", "Settled", "UnsupportedVisualError"]
+__all__ = [
+    "Capture",
+    "CaptureError",
+    "CursorImage",
+    "DisplayGrab",
+    "Settled",
+    "UnsupportedVisualError",
+]
 
 Region = tuple[int, int, int, int]
 _Bands = tuple[tuple[int, int], ...]  # (top, rows) row bands
@@ -99,6 +108,7 @@ class Capture(XClient):
     # -- set-up -----------------------------------------------------------------------------
     def _set_up(self, use_shm: bool, track_damage: bool) -> None:
         self._root = self._x.screen().root
+        self._query_monitors = MonitorQuery(self._x)
         _check_visual(self._x, self.display_name)
         # Root ConfigureNotify tells us about xrandr resizes at no cost: the event rides in
         # the same read as the next grab's reply.
@@ -190,14 +200,23 @@ class Capture(XClient):
 
     @property
     def monitors(self) -> list[Display]:
-        """RandR monitors, each with global bounds (the whole root when RandR reports none)."""
+        """RandR monitors, each with global bounds (the whole root when RandR reports none).
+        One ``GetMonitors`` round trip. A monitor may reach past the root window: the display
+        grabs clip it (``grab_displays``)."""
         with self._lock:
             self._check_open()
             try:
-                with self._bounded():
-                    return query_monitors(self._x)
+                return self._monitors_locked()
             except GONE as exc:
                 raise self._lost(exc) from None
+
+    def _monitors_locked(self) -> list[Display]:
+        """The monitors now, and any resize the server reported before them taken in: the
+        reply comes after every event sent before it, so the root size matches the layout."""
+        with self._bounded():
+            monitors = self._query_monitors()
+        self._handle_events()
+        return monitors
 
     def randr_monitors(self) -> list[RandRMonitor] | None:
         """RandR's monitors as the server describes them (raw primary flags, the output driving
@@ -277,18 +296,114 @@ class Capture(XClient):
         if region is None or bands is None:
             return count, None
         _, top, _, rows = region
-        clipped = ((max(start, top), min(start + size, top + rows)) for start, size in bands)
-        return count, [(start - top, stop - top) for start, stop in clipped if start < stop]
+        return count, rows_within(bands, top, rows)
 
-    def grab_display(self, display_id: int, copy: bool = False) -> np.ndarray:
-        """Capture one monitor (see ``monitors``) in its own, local, coordinates."""
-        monitors = self.monitors
-        for monitor in monitors:
-            if monitor.id == display_id:
-                return self.grab(monitor.bounds, copy=copy)
-        known = [m.id for m in monitors]
-        raise InvalidInputError(
-            f"unknown display id {display_id!r}; this screen has displays {known}"
+    # -- displays ---------------------------------------------------------------------------
+    def grab_display(
+        self,
+        display_id: int | None = None,
+        copy: bool = False,
+        *,
+        region: Sequence[int] | None = None,
+    ) -> np.ndarray:
+        """Capture one monitor (see ``monitors``), or ``region=(x, y, width, height)`` of it in
+        its own, local, coordinates, as uint8 (H, W, 4) BGRA (zero-copy unless ``copy``).
+
+        ``display_id=None`` is the primary display, as in the coordinate functions
+        (``resolve_display``: one ``DisplayFallbackWarning`` per process when there are
+        several). A region outside the display is an ``InvalidInputError`` naming both. Where
+        the monitor reaches past the root window only its part on the root is returned:
+        ``grab_display_clipped`` says which part; ``CaptureError`` when no pixel is on it.
+        """
+        return self._grab_display(display_id, region, copy).image
+
+    def grab_display_clipped(
+        self,
+        display_id: int | None = None,
+        *,
+        region: Sequence[int] | None = None,
+        copy: bool = False,
+    ) -> DisplayGrab:
+        """``grab_display`` with its display and clipping: a ``DisplayGrab`` whose ``clip``
+        (local) and ``visible`` (global) say which part of the display (or region) is in
+        ``image``. ``CaptureError`` when no pixel of it is on the root."""
+        return self._grab_display(display_id, region, copy)
+
+    def grab_displays(self, copy: bool = False) -> dict[int, DisplayGrab]:
+        """Every monitor at once: ``{display id: DisplayGrab}`` in RandR's order, from ONE grab
+        of the rectangle spanning the monitors' parts on the root, sliced per display (each
+        ``image`` a view into that one frame, valid until the next grab, unless ``copy``).
+
+        Costs one ``GetMonitors`` round trip and one grab, whatever the number of monitors. A
+        monitor partly off the root is clipped (``clip``, ``visible``); one wholly off it is
+        listed with ``clip=None`` and an empty ``(0, 0, 4)`` image. ``changed_rows`` of the
+        capture then refers to the spanning rectangle: each ``DisplayGrab`` has its own.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                plans, frame, span, bands = self._grab_planned(None, None, every=True)
+            except GONE as exc:
+                raise self._lost(exc) from None
+        return {
+            display.id: _display_grab(display, asked, visible, frame, span, bands, copy)
+            for display, asked, visible in plans
+        }
+
+    def _grab_display(
+        self, display_id: int | None, region: Sequence[int] | None, copy: bool
+    ) -> DisplayGrab:
+        with self._lock:
+            self._check_open()
+            try:
+                plans, frame, span, bands = self._grab_planned(display_id, region, every=False)
+            except GONE as exc:
+                raise self._lost(exc) from None
+        [(display, asked, visible)] = plans
+        if visible is None:
+            left, top = display.origin
+            where = (left + asked[0], top + asked[1], asked[2], asked[3])
+            raise CaptureError(
+                f"display {display.id} ({display.name or 'unnamed'}) region {asked} is "
+                f"entirely off the root window of {self.display_name} "
+                f"(0, 0, {self._width}, {self._height}): it lies at {where} in root pixels"
+            )
+        return _display_grab(display, asked, visible, frame, span, bands, copy)
+
+    def _grab_planned(
+        self, display_id: int | None, region: Sequence[int] | None, *, every: bool
+    ) -> tuple[list[tuple[Display, Region, Region | None]], np.ndarray, Region, _Bands | None]:
+        """Query the monitors, clip the wanted ones (``every`` monitor, or ``display_id``'s
+        ``region``) to the root, and grab the rectangle spanning their visible parts in one
+        fetch. Call with the lock held.
+
+        Returns ``[(display, local region, visible part or None)]``, the frame, the spanning
+        rectangle it covers and the row bands copied. A resize between the query and the
+        grab (rare) starts over, at most twice more.
+        """
+        for attempt in range(3):
+            monitors = self._monitors_locked()
+            # The coordinate functions' fallback for an omitted id; stacklevel 4 makes its
+            # warning name the line that called grab_display(_clipped), not this module.
+            wanted = monitors if every else [resolve_display_at(display_id, monitors, 4)]
+            size = (self._width, self._height)
+            plans = [(d, local_region(d, region), None) for d in wanted]
+            plans = [(d, asked, visible_part(d, asked, size)) for d, asked, _ in plans]
+            parts = [visible for _, _, visible in plans if visible is not None]
+            if not parts:  # nothing on the root: no pixels to fetch
+                return plans, np.empty((0, 0, 4), np.uint8), (0, 0, 0, 0), None
+            span = _spanning(parts)
+            try:
+                frame, where, bands = self._grab_locked(span)
+            except InvalidInputError:  # the root shrank under the span: plan again
+                if (self._width, self._height) == size or attempt == 2:
+                    raise
+                continue
+            if (self._width, self._height) == size:
+                self._change = (self._change[0] + 1, where, bands)
+                return plans, frame, span, bands
+        raise CaptureError(
+            f"the root window of {self.display_name} kept resizing during a display grab"
         )
 
     def _grab_locked(
@@ -529,6 +644,35 @@ class Capture(XClient):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self._width}x{self._height}"
         return f"<Capture {self.display_name} {state} backend={getattr(self, 'backend', None)!r}>"
+
+
+def _spanning(parts: list[Region]) -> Region:
+    """The smallest rectangle holding every one of ``parts``."""
+    left = min(x for x, _, _, _ in parts)
+    top = min(y for _, y, _, _ in parts)
+    right = max(x + w for x, _, w, _ in parts)
+    bottom = max(y + h for _, y, _, h in parts)
+    return left, top, right - left, bottom - top
+
+
+def _display_grab(
+    display: Display,
+    asked: Region,
+    visible: Region | None,
+    frame: np.ndarray,
+    span: Region,
+    bands: _Bands | None,
+    copy: bool,
+) -> DisplayGrab:
+    """One display's slice of a grab of ``span`` (``frame``)."""
+    if visible is None:
+        return DisplayGrab(display, np.empty((0, 0, 4), np.uint8), asked, None, None, None)
+    x, y, width, height = visible
+    image = frame[y - span[1] : y - span[1] + height, x - span[0] : x - span[0] + width]
+    left, top = display.origin
+    clip = (x - left, y - top, width, height)
+    changed = None if bands is None else rows_within(bands, y, height)
+    return DisplayGrab(display, image.copy() if copy else image, asked, clip, visible, changed)
 
 
 def _geometry_request(xdisplay, root):

@@ -30,35 +30,73 @@ from mantis_fast.x11.connection import (
     open_display,
 )
 
-__all__ = ["RandRMonitor", "list_displays", "query_monitors", "query_randr_monitors"]
+__all__ = [
+    "MonitorQuery",
+    "RandRMonitor",
+    "list_displays",
+    "query_monitors",
+    "query_randr_monitors",
+]
 
 
 def query_monitors(xdisplay: Any) -> list[Display]:
     """Monitors of the default screen of an open python-xlib connection.
 
     Ids are 0-based in RandR's order (the primary first), stable while the layout is. The
-    first monitor becomes primary when none is marked; empty monitors are skipped.
+    first monitor becomes primary when none is marked; empty monitors are skipped. Bounds are
+    as RandR reports them: a monitor may lie partly (or wholly) off the root window
+    (``xrandr --setmonitor`` accepts any rectangle), which ``Capture`` clips.
     """
-    root = xdisplay.screen().root
-    geometry = root.get_geometry()
-    whole_root = [Display(0, (0, 0, geometry.width, geometry.height), primary=True, name="root")]
-    if not xdisplay.query_extension("RANDR"):
-        return whole_root
-    try:
-        version = xdisplay.xrandr_query_version()
-        if (version.major_version, version.minor_version) < (1, 5):
-            return whole_root
-        reply = root.xrandr_get_monitors(is_active=True)
-    except XError:
-        return whole_root
-    monitors = []
-    for index, info in enumerate(reply.monitors):
-        if info.width_in_pixels < 1 or info.height_in_pixels < 1:
-            continue
-        name = xdisplay.get_atom_name(info.name) if info.name != X.NONE else ""
-        bounds = (info.x, info.y, info.width_in_pixels, info.height_in_pixels)
-        monitors.append(Display(index, bounds, primary=bool(info.primary), name=name))
-    return with_primary(monitors) if monitors else whole_root
+    return MonitorQuery(xdisplay)()
+
+
+class MonitorQuery:
+    """``query_monitors`` for one connection, asked again and again: what cannot change while
+    the connection lives (RandR's presence and version, the names of atoms: X never frees an
+    atom before the server resets, which ends every connection) is asked once, so a query is
+    one ``GetMonitors`` round trip. Not thread-safe: the caller serialises (``Capture``'s
+    lock)."""
+
+    def __init__(self, xdisplay: Any) -> None:
+        self._x = xdisplay
+        self._randr: bool | None = None  # RandR 1.5 present; None until asked
+        self._names: dict[int, str] = {}
+
+    def _has_randr(self) -> bool:
+        if self._randr is None:
+            if not self._x.query_extension("RANDR"):
+                self._randr = False
+            else:
+                version = self._x.xrandr_query_version()
+                self._randr = (version.major_version, version.minor_version) >= (1, 5)
+        return self._randr
+
+    def _name(self, atom: int) -> str:
+        if atom == X.NONE:
+            return ""
+        name = self._names.get(atom)
+        if name is None:
+            name = self._names[atom] = self._x.get_atom_name(atom)
+        return name
+
+    def __call__(self) -> list[Display]:
+        root = self._x.screen().root
+        monitors = []
+        try:
+            if self._has_randr():
+                reply = root.xrandr_get_monitors(is_active=True)
+                for index, info in enumerate(reply.monitors):
+                    if info.width_in_pixels < 1 or info.height_in_pixels < 1:
+                        continue
+                    bounds = (info.x, info.y, info.width_in_pixels, info.height_in_pixels)
+                    name = self._name(info.name)
+                    monitors.append(Display(index, bounds, primary=bool(info.primary), name=name))
+        except XError:
+            monitors = []
+        if monitors:
+            return with_primary(monitors)
+        geometry = root.get_geometry()
+        return [Display(0, (0, 0, geometry.width, geometry.height), primary=True, name="root")]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,91 @@
+"""One display's part of a grab: its pixels, and where they lie when the root clips it.
+
+A RandR monitor is any rectangle ``xrandr --setmonitor`` was given, so it can reach past the
+root window: left of or above it (negative offsets), or past its right or bottom edge. Only the
+part on the root has pixels. ``DisplayGrab`` says which part that is, in the display's own
+(local) coordinates (``clip``) and in root coordinates (``visible``), so a consumer maps
+``image[row, col]`` to local pixel ``(clip[0] + col, clip[1] + row)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.displays import Display
+
+__all__ = ["DisplayGrab", "local_region", "rows_within", "visible_part"]
+
+Region = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class DisplayGrab:
+    """What ``Capture.grab_displays`` / ``grab_display_clipped`` return for one display.
+
+    ``region``: the rectangle asked for, in display-local pixels (the whole display,
+    ``(0, 0, w, h)``, when none was). ``clip``: the part of it on the root window, also local,
+    or None when none of it is (``image`` is then empty, shape ``(0, 0, 4)``). ``visible``: that
+    same part in global (root) pixels. ``image``: uint8 ``(clip[3], clip[2], 4)`` BGRA, a view
+    into the grab's frame unless ``copy=True`` was asked. ``changed_rows``: rows of ``image``
+    that changed since the grab before it (damage tracking only, else None), as
+    ``Capture.changed_rows`` describes them.
+    """
+
+    display: Display
+    image: np.ndarray
+    region: Region
+    clip: Region | None
+    visible: Region | None
+    changed_rows: list[tuple[int, int]] | None = None
+
+    @property
+    def clipped(self) -> bool:
+        """Whether part of ``region`` lies off the root (and so is not in ``image``)."""
+        return self.clip != self.region
+
+
+def local_region(display: Display, region: Sequence[int] | None) -> Region:
+    """``region=(x, y, width, height)`` in ``display``'s local pixels, checked to lie inside
+    it (None: the whole display). ``InvalidInputError`` names the region and the display."""
+    width, height = display.size
+    if region is None:
+        return 0, 0, width, height
+    try:
+        x, y, w, h = (int(v) for v in region)
+        if any(int(v) != v for v in region):
+            raise InvalidInputError
+    except (TypeError, ValueError, OverflowError):  # inf, nan, junk
+        raise InvalidInputError(
+            f"region must be (x, y, width, height) integers, got {region!r}"
+        ) from None
+    if w <= 0 or h <= 0:
+        raise InvalidInputError(f"region {region!r} has a non-positive width or height")
+    if x < 0 or y < 0 or x + w > width or y + h > height:
+        raise InvalidInputError(
+            f"region {region!r} is outside display {display.id} ({display.name or 'unnamed'}), "
+            f"whose local bounds are (0, 0, {width}, {height}) (global {display.bounds})"
+        )
+    return x, y, w, h
+
+
+def visible_part(display: Display, region: Region, root_size: tuple[int, int]) -> Region | None:
+    """The part of local ``region`` of ``display`` that lies on a root of ``root_size``, in
+    global pixels; None when no pixel of it does."""
+    left, top = display.origin
+    x0, y0 = max(left + region[0], 0), max(top + region[1], 0)
+    x1 = min(left + region[0] + region[2], root_size[0])
+    y1 = min(top + region[1] + region[3], root_size[1])
+    if x0 >= x1 or y0 >= y1:
+        return None
+    return x0, y0, x1 - x0, y1 - y0
+
+
+def rows_within(bands: Sequence[tuple[int, int]], top: int, rows: int) -> list[tuple[int, int]]:
+    """Row bands ``(top, rows)`` of the root clipped to rows ``[top, top + rows)``, as
+    ``(start, stop)`` ranges relative to ``top`` (empty ones dropped)."""
+    clipped = ((max(start, top), min(start + size, top + rows)) for start, size in bands)
+    return [(start - top, stop - top) for start, stop in clipped if start < stop]
