@@ -49,12 +49,34 @@ def info(args: argparse.Namespace) -> int:
 
 
 def displays(args: argparse.Namespace) -> int:
-    from mantis_fast.x11.monitors import list_displays
+    import json
 
-    for monitor in list_displays(_display(args.display)):
+    from mantis_fast.errors import DisplayError
+    from mantis_fast.geometry.display_descriptor import backing_size, displays_descriptor
+    from mantis_fast.platforms import detect_display_source, enumerate_displays
+
+    source = args.source
+    if source == "auto":  # a --display names an X display: list that one
+        source = "x11" if args.display else detect_display_source()
+    try:
+        found = enumerate_displays(
+            source, display=_display(args.display) if source == "x11" else None
+        )
+    except DisplayError as exc:  # a missing or failing tool, an unreachable X display
+        print(f"mantis-fast displays: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(displays_descriptor(found, source=source), indent=2))
+        return 0
+    print(f"{len(found)} display(s) from {source}")
+    for monitor in found:
         x, y, width, height = monitor.bounds
         star = "*" if monitor.primary else " "
-        print(f"{star}{monitor.id}: {monitor.name or '-'} {width}x{height}+{x}+{y}")
+        line = f"{star}{monitor.id}: {monitor.name or '-'} {width}x{height}{x:+d}{y:+d}"
+        if backing_size(monitor) != monitor.size or monitor.scale_factor != 1.0:
+            backing_w, backing_h = backing_size(monitor)
+            line += f" scale {monitor.scale_factor:g} ({backing_w}x{backing_h} pixels)"
+        print(line)
     return 0
 
 
@@ -158,8 +180,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = commands.add_parser("info", help="show the capture backend and monitors of a display")
     p.add_argument("--display", default=None)
     p.set_defaults(func=info)
-    p = commands.add_parser("displays", help="list the monitors of a display (RandR)")
-    p.add_argument("--display", default=None)
+    p = commands.add_parser(
+        "displays",
+        help="list this host's displays (Hyprland, sway, else X11 RandR; macOS, Windows)",
+    )
+    p.add_argument("--display", default=None, help="X display to list (implies --source x11)")
+    p.add_argument(
+        "--source",
+        default="auto",
+        choices=["auto", "hyprland", "sway", "x11", "macos", "windows"],
+        help="where the list comes from (default: detected)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the displays descriptor (schema version 1)"
+    )
     p.set_defaults(func=displays)
     p = commands.add_parser(
         "run", help="run the vision loop against an OpenAI-compatible model endpoint"

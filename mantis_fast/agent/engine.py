@@ -41,6 +41,7 @@ from mantis_fast.errors import (
     SeqMismatch,
 )
 from mantis_fast.geometry.coords import working_area
+from mantis_fast.geometry.display_descriptor import displays_descriptor
 from mantis_fast.pixels.encode import PngEncoder
 from mantis_fast.pixels.image import resize
 from mantis_fast.x11.capture import Capture
@@ -110,6 +111,10 @@ class Engine:
         self.skipped: list[str] = []
         self.timings_ms: dict[str, float] = {}
         self.frame_size: tuple[int, int] = (0, 0)
+        # The captured screen's displays descriptor (None until the display is open); taken
+        # again whenever the screen size changes.
+        self.displays: dict[str, Any] | None = None
+        self._screen_size: tuple[int, int] | None = None
         self.raw_png: bytes | None = None
         self.annotated_png: bytes | None = None
         self.run_dir: str | None = None
@@ -174,7 +179,9 @@ class Engine:
             self._annotated.cancel()
 
     def state(self, *, images: bool = True) -> dict[str, Any]:
-        """The reference's ``/state`` fields plus timings; ``images=False`` omits raw_b64."""
+        """The reference's ``/state`` fields plus timings and ``displays`` (the screen's displays
+        descriptor, ``mantis_fast.geometry.display_descriptor``); ``images=False`` omits
+        raw_b64."""
         data: dict[str, Any] = {
             "phase": self.phase,
             "error": self.error,
@@ -189,6 +196,7 @@ class Engine:
             "skipped": self.skipped,
             "timings_ms": self.timings_ms,
             "frame_size": list(self.frame_size),
+            "displays": self.displays,
             "annotator": self.config.annotator,
             "max_turns": self.config.max_turns,
             "has_annotated": self.annotated_png is not None,
@@ -228,6 +236,7 @@ class Engine:
         capture = pointer = dispatcher = runlog = None
         try:
             capture = await self._work(Capture, config.display or None, track_damage=True)
+            await self._work(self._describe_displays, capture)
             if config.physical_execution:
                 from mantis_fast.x11.input import Input
 
@@ -408,12 +417,18 @@ class Engine:
             log.warning("turn %d: %s", self.turn, error)
         return executed, errors
 
+    def _describe_displays(self, capture: Capture) -> None:
+        self._screen_size = capture.size
+        self.displays = displays_descriptor(capture.monitors, source="x11")
+
     def _capture(self, capture: Capture):
         config = self.config
         times: dict[str, float] = {}
         start = time.perf_counter()
         full = capture.grab()
         times["capture"] = _ms(start)
+        if capture.size != self._screen_size:  # a new layout (RandR resize): describe it again
+            self._describe_displays(capture)
         start = time.perf_counter()
         left, top, width, height = working_area(capture.size, config.capture_crop)
         out_w, out_h = config.frame_size((width, height))

@@ -1,7 +1,10 @@
-"""Displays (monitors) of an X screen: each one is its own scene with its own origin.
+"""Displays (monitors): each one is its own scene with its own origin.
 
-On X11 a monitor is a rectangle of the root window (RandR 1.5 ``GetMonitors``); pixels map to
-pixels (``scale_factor`` 1). When RandR reports no monitor, the whole root is one display.
+A ``Display``'s ``bounds`` are its rectangle in the host's global layout: root-window pixels on
+X11 (RandR 1.5 ``GetMonitors``, ``scale_factor`` 1; when RandR reports no monitor the whole root
+is one display), the compositor's logical layout on Wayland, points on macOS, virtual-screen
+pixels on Windows. ``scale_factor`` is device pixels per logical pixel and ``backing_size`` the
+device-pixel size of a capture of the display where the platform reports it.
 
 The multi-monitor contract: the model sees one display and acts in that
 display's *local* pixels; ``local_to_global`` adds the display's origin before dispatch
@@ -11,7 +14,7 @@ a ValueError; an omitted id (None) means the primary display, with one
 ``DisplayFallbackWarning`` per process when the screen has several displays.
 
 The mapping functions are pure over an explicit ``displays`` list (from ``list_displays``,
-``Capture.monitors`` or ``parse_xrandr_monitors``). ``displays=None`` is a convenience that
+``Capture.monitors`` or a parser in ``display_parsers``). ``displays=None`` is a convenience that
 queries the live X server ($DISPLAY) on every call: one round trip, so pass the list in loops.
 """
 
@@ -20,12 +23,11 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import re
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,7 +52,6 @@ __all__ = [
     "global_to_local",
     "local_points_to_global",
     "local_to_global",
-    "parse_xrandr_monitors",
     "resolve_display",
     "set_live_display_source",
     "with_primary",
@@ -67,13 +68,18 @@ class DisplayFallbackWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Display:
-    """One monitor: ``bounds`` is ``(x, y, width, height)`` in root-window (global) pixels."""
+    """One monitor: ``bounds`` is ``(x, y, width, height)`` in global (logical) pixels.
+
+    ``backing_size`` is ``(width, height)`` in device pixels when the platform reports it (a
+    retina or scaled Wayland output); None means ``bounds`` size times ``scale_factor``.
+    """
 
     id: int
     bounds: tuple[int, int, int, int]
     scale_factor: float = 1.0
     primary: bool = False
     name: str = ""
+    backing_size: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, (int, np.integer)) or self.id < 0:
@@ -113,6 +119,8 @@ class Display:
         object.__setattr__(self, "scale_factor", scale)
         object.__setattr__(self, "primary", bool(self.primary))
         object.__setattr__(self, "name", str(self.name))
+        if self.backing_size is not None:
+            object.__setattr__(self, "backing_size", _backing(self.backing_size))
 
     @property
     def origin(self) -> tuple[int, int]:
@@ -126,6 +134,23 @@ class Display:
         """Whether global pixel (x, y) lies in this display (half-open box)."""
         left, top, width, height = self.bounds
         return left <= x < left + width and top <= y < top + height
+
+
+def _backing(size: Any) -> tuple[int, int]:
+    try:
+        width, height = size
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"backing_size must be (width, height) or None, got {_shown(size)}"
+        ) from None
+    if any(
+        isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _INT32[1]
+        for v in (width, height)
+    ):
+        raise InvalidInputError(
+            f"backing_size must be two integers in 1..2**31-1, got {_shown(size)}"
+        )
+    return int(width), int(height)
 
 
 class LocalPoint(NamedTuple):
@@ -144,61 +169,9 @@ def with_primary(displays: list[Display]) -> list[Display]:
     marked = [d.primary for d in displays]
     first = marked.index(True) if True in marked else 0
     return [
-        d
-        if d.primary == (i == first)
-        else Display(d.id, d.bounds, d.scale_factor, i == first, d.name)
+        d if d.primary == (i == first) else replace(d, primary=i == first)
         for i, d in enumerate(displays)
     ]
-
-
-# " 0: +*eDP-1 1920/344x1080/193+0+0  eDP-1": index, "+" automatic, "*" primary, name (any
-# text, spaces included: ``xrandr --setmonitor "Left panel" ...``), width/mm x height/mm,
-# signed offsets, outputs. The name ends where the first geometry begins.
-_MONITOR_LINE = re.compile(
-    r"^\s*(?P<index>\d+):\s+(?P<flags>[+*]*)(?P<name>.+?)\s+"
-    r"(?P<width>\d+)(?:/\d+)?x(?P<height>\d+)(?:/\d+)?(?P<x>[+-]\d+)(?P<y>[+-]\d+)(?:\s.*)?$"
-)
-# What xrandr prints for every monitor: a line of this shape that does not parse is an error,
-# never a monitor silently dropped (its primary mark would then move to another one).
-_MONITOR_START = re.compile(r"^\s*\d+:\s")
-
-
-def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
-    """Displays from ``xrandr --listmonitors`` output; lines that are not monitors are skipped.
-
-    Offsets are signed (a monitor left of the primary is ``-1920+0``); ``*`` marks the primary,
-    and the first monitor becomes primary when none is marked. Names may contain spaces. A
-    line shaped like a monitor (``" 2: ..."``) whose geometry does not parse, or describes no
-    area, raises ``InvalidInputError`` quoting it; text with no monitor lines gives ``[]``.
-    """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    if not isinstance(text, str):
-        raise InvalidInputError(
-            f"expected xrandr output as str or bytes, got {type(text).__name__}"
-        )
-    displays: list[Display] = []
-    seen: set[int] = set()
-    for line in text.splitlines():
-        match = _MONITOR_LINE.match(line)
-        if match is None:
-            if _MONITOR_START.match(line):
-                raise InvalidInputError(f"cannot parse xrandr monitor line {line.strip()!r}")
-            continue
-        if int(match["index"]) in seen:
-            continue
-        bounds = (int(match["x"]), int(match["y"]), int(match["width"]), int(match["height"]))
-        try:
-            display = Display(
-                int(match["index"]), bounds, 1.0, "*" in match["flags"], match["name"].strip()
-            )
-        except ValueError as exc:  # empty or out-of-range geometry
-            raise InvalidInputError(
-                f"xrandr monitor line {line.strip()!r} has no usable geometry: {exc}"
-            ) from None
-        seen.add(display.id)
-        displays.append(display)
-    return with_primary(displays) if displays else []
 
 
 # -- local <-> global -----------------------------------------------------------------------
@@ -387,3 +360,13 @@ def global_points_to_local(
     if row >= 0:
         raise InvalidInputError(f"points row {row} {array[row].tolist()} is not finite")
     return out_ids, out_local
+
+
+def __getattr__(name: str) -> Any:
+    # ``parse_xrandr_monitors`` lives beside the other platforms' parsers (``display_parsers``,
+    # which imports this module); it stays importable from here.
+    if name == "parse_xrandr_monitors":
+        from mantis_fast.geometry.display_parsers import parse_xrandr_monitors
+
+        return parse_xrandr_monitors
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

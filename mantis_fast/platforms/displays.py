@@ -1,0 +1,182 @@
+"""The displays of this host, from whichever source its platform has.
+
+``detect_display_source()`` picks the source, ``enumerate_displays()`` lists the displays:
+
+* macOS: ``system_profiler SPDisplaysDataType -json``, the primary from ``CGMainDisplayID()``
+  (JXA through ``osascript``; when that fails, from system_profiler's own main-display mark);
+* Windows: PowerShell ``[System.Windows.Forms.Screen]::AllScreens``, asked PerMonitorV2 DPI
+  awareness first so the bounds are physical pixels;
+* Linux and other Unix, Wayland first: Hyprland when ``HYPRLAND_INSTANCE_SIGNATURE`` names a
+  running instance (its ``.socket.sock`` exists) -> ``hyprctl monitors -j``; else sway when
+  ``SWAYSOCK`` is a socket -> ``swaymsg -r -t get_outputs``; else X11 (RandR on ``$DISPLAY``,
+  ``mantis_fast.x11.monitors.list_displays``), which is also what XWayland-only hosts get.
+
+A detected compositor whose tool is missing, fails, hangs or prints what does not parse is a
+``DisplayToolError`` naming the tool, not a silent switch to X: XWayland's monitors are not the
+compositor's layout when outputs are scaled. ``source="x11"`` asks for X explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.geometry.display_parsers import (
+    parse_hyprland_monitors,
+    parse_sway_outputs,
+    parse_system_profiler_displays,
+    parse_windows_screens,
+)
+from mantis_fast.geometry.displays import Display
+from mantis_fast.platforms.commands import DisplayToolError, run_tool
+
+__all__ = ["DISPLAY_SOURCES", "detect_display_source", "enumerate_displays"]
+
+DISPLAY_SOURCES = ("hyprland", "sway", "x11", "macos", "windows")
+DEFAULT_TIMEOUT = 10.0  # system_profiler alone takes a second or two
+
+HYPRCTL = ("hyprctl", "monitors", "-j")
+SWAYMSG = ("swaymsg", "-r", "-t", "get_outputs")
+SYSTEM_PROFILER = ("system_profiler", "SPDisplaysDataType", "-json")
+MAIN_DISPLAY_JXA = (
+    "osascript",
+    "-l",
+    "JavaScript",
+    "-e",
+    'ObjC.import("CoreGraphics"); $.CGMainDisplayID()',
+)
+# PerMonitorV2 (DPI_AWARENESS_CONTEXT -4) before Windows Forms loads: without it a scaled
+# monitor reports DPI-virtualized bounds. Older Windows lack the call: the list still comes.
+WINDOWS_SCREENS = (
+    "powershell",
+    "-NoProfile",
+    "-NonInteractive",
+    "-Command",
+    "try { Add-Type -Namespace MantisFast -Name Dpi -MemberDefinition "
+    '\'[DllImport("user32.dll")] public static extern bool '
+    "SetProcessDpiAwarenessContext(IntPtr value);'; "
+    "[void][MantisFast.Dpi]::SetProcessDpiAwarenessContext([IntPtr](-4)) } catch {}; "
+    "Add-Type -AssemblyName System.Windows.Forms; "
+    "[System.Windows.Forms.Screen]::AllScreens | ConvertTo-Json -Depth 3",
+)
+
+
+def _is_socket(path: Path) -> bool:
+    try:
+        return stat.S_ISSOCK(path.stat().st_mode)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return False
+
+
+def hyprland_socket(environ: Mapping[str, str]) -> Path | None:
+    """The control socket of the Hyprland instance ``environ`` names, if it exists:
+    ``$XDG_RUNTIME_DIR/hypr/<signature>/.socket.sock`` (``/tmp/hypr/...`` before 0.40)."""
+    signature = environ.get("HYPRLAND_INSTANCE_SIGNATURE", "")
+    if not signature or "/" in signature or signature in (".", ".."):
+        return None
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    candidates = [Path(runtime, "hypr", signature, ".socket.sock")] if runtime else []
+    candidates.append(Path("/tmp/hypr", signature, ".socket.sock"))
+    return next((path for path in candidates if _is_socket(path)), None)
+
+
+def sway_socket(environ: Mapping[str, str]) -> Path | None:
+    """``$SWAYSOCK`` when it is a socket."""
+    path = environ.get("SWAYSOCK")
+    return Path(path) if path and _is_socket(Path(path)) else None
+
+
+def detect_display_source(
+    environ: Mapping[str, str] | None = None, *, platform: str | None = None
+) -> str:
+    """Where this host's displays come from: one of ``DISPLAY_SOURCES``.
+
+    ``environ`` defaults to ``os.environ``, ``platform`` to ``sys.platform``.
+    """
+    environ = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if platform == "darwin":
+        return "macos"
+    if platform in ("win32", "cygwin"):
+        return "windows"
+    if hyprland_socket(environ) is not None:
+        return "hyprland"
+    if sway_socket(environ) is not None:
+        return "sway"
+    return "x11"
+
+
+def _parsed(parse: Callable[[bytes], list[Display]], output: bytes, tool: str) -> list[Display]:
+    try:
+        displays = parse(output)
+    except InvalidInputError as exc:
+        raise DisplayToolError(f"{tool} printed what cannot be read: {exc}", tool=tool) from None
+    if not displays:
+        raise DisplayToolError(f"{tool} reported no active display", tool=tool)
+    return displays
+
+
+def _main_display_id(timeout: float, env: Mapping[str, str]) -> int | None:
+    """``CGMainDisplayID()``, or None when JXA cannot say (system_profiler's mark is used)."""
+    try:
+        text = run_tool(MAIN_DISPLAY_JXA, timeout=timeout, env=env).decode("ascii", "replace")
+    except DisplayToolError:
+        return None
+    text = text.strip()
+    return int(text) if text.isdigit() and len(text) <= 10 else None
+
+
+def enumerate_displays(
+    source: str = "auto",
+    *,
+    display: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    environ: Mapping[str, str] | None = None,
+) -> list[Display]:
+    """The displays of this host from ``source`` (``"auto"``: ``detect_display_source()``).
+
+    ``display`` names the X display for the ``"x11"`` source (None -> ``$DISPLAY``); ``timeout``
+    bounds each tool run (seconds); ``environ`` is the environment to detect from and to run
+    the tools in (default ``os.environ``). Raises ``DisplayToolError`` (a ``DisplayError``) when
+    a tool is missing, exits non-zero, prints what cannot be read or reports no display,
+    ``DisplayToolTimeout`` when it outlives ``timeout``; the X11 source raises what
+    ``list_displays`` raises.
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise InvalidInputError(f"timeout must be a number of seconds, got {timeout!r:.40}")
+    if not (math.isfinite(timeout) and 0 < timeout <= 3600):
+        raise InvalidInputError(f"timeout must be in (0, 3600] seconds, got {timeout!r}")
+    environ = dict(os.environ if environ is None else environ)
+    if source == "auto":
+        source = detect_display_source(environ)
+    if source not in DISPLAY_SOURCES:
+        raise InvalidInputError(
+            f"source must be 'auto' or one of {DISPLAY_SOURCES}, got {source!r:.40}"
+        )
+    if source == "x11":
+        from mantis_fast.x11.monitors import list_displays
+
+        return list_displays(display or environ.get("DISPLAY") or None, timeout=timeout)
+    # The tools' numbers and words are parsed: keep them out of the user's locale.
+    env = {**environ, "LC_ALL": "C"}
+    if source == "hyprland":
+        return _parsed(
+            parse_hyprland_monitors, run_tool(HYPRCTL, timeout=timeout, env=env), "hyprctl"
+        )
+    if source == "sway":
+        return _parsed(parse_sway_outputs, run_tool(SWAYMSG, timeout=timeout, env=env), "swaymsg")
+    if source == "windows":
+        screens = run_tool(WINDOWS_SCREENS, timeout=timeout, env=environ)
+        return _parsed(parse_windows_screens, screens, "powershell")
+    profile = run_tool(SYSTEM_PROFILER, timeout=timeout, env=env)
+    main = _main_display_id(timeout, env)
+    return _parsed(
+        lambda text: parse_system_profiler_displays(text, main),
+        profile,
+        "system_profiler",
+    )
