@@ -7,6 +7,7 @@ The 1080p full frame is the report's capture operation (``report_as``).
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 
 import numpy as np
@@ -113,3 +114,55 @@ def test_pil_imagegrab_region(benchmark, screen) -> None:
         "region 640x480",
         lambda: image_grab.grab(bbox=bbox, xdisplay=screen[1].display),
     )
+
+
+# -- every display at once ---------------------------------------------------------------------
+# Three 1920x1080 RandR monitors side by side on a 5760x1080 root (``xrandr --setmonitor``).
+DISPLAYS_ROOT = (5760, 1080)
+DISPLAYS_GROUP = "capture 3 displays 3x1920x1080"
+
+
+@pytest.fixture(scope="module")
+def three_displays() -> Iterator[Xvfb]:
+    with Xvfb(size=DISPLAYS_ROOT) as server:
+        for index, name in enumerate(("left", "mid", "right")):
+            output = "screen" if index == 0 else "none"
+            geometry = f"1920/508x1080/286+{1920 * index}+0"
+            subprocess.run(
+                ["xrandr", "--setmonitor", name, geometry, output],
+                env=server.env(),
+                check=True,
+                capture_output=True,
+            )
+        yield server
+
+
+def run_displays(benchmark, fn) -> None:
+    benchmark.group = DISPLAYS_GROUP
+    benchmark.pedantic(fn, rounds=60, iterations=1, warmup_rounds=5)
+
+
+def test_mantis_fast_grab_displays(benchmark, three_displays) -> None:
+    with Capture(three_displays.display) as cap:
+        assert len(cap.grab_displays()) == 3
+        run_displays(benchmark, cap.grab_displays)
+
+
+def test_mantis_fast_grab_displays_copy(benchmark, three_displays) -> None:
+    with Capture(three_displays.display) as cap:
+        run_displays(benchmark, lambda: cap.grab_displays(copy=True))
+
+
+def test_mantis_fast_grab_display_each(benchmark, three_displays) -> None:
+    with Capture(three_displays.display) as cap:
+        ids = [monitor.id for monitor in cap.monitors]
+        assert len(ids) == 3
+        run_displays(benchmark, lambda: [cap.grab_display(i) for i in ids])
+
+
+def test_mss_grab_each_monitor(benchmark, three_displays) -> None:
+    mss = pytest.importorskip("mss")
+    with mss.MSS(display=three_displays.display) as sct:
+        monitors = sct.monitors[1:]
+        assert len(monitors) == 3
+        run_displays(benchmark, lambda: [sct.grab(monitor) for monitor in monitors])
