@@ -367,3 +367,22 @@ def test_grab_displays_follows_a_layout_change() -> None:
         shots = by_name(cap.grab_displays())
         assert sorted(shots) == ["a", "b"]
         np.testing.assert_array_equal(shots["b"].image[:, :, :3], image[:, 600:, :3])
+
+
+@pytest.mark.parametrize("backend", ["framebuffer", "damage"])
+def test_a_root_resize_reclips_the_displays(backend: str) -> None:
+    with Xvfb(size=(1200, 600)) as server, Capture(server.display, **BACKENDS[backend]) as cap:
+        set_monitor(server, "a", (0, 0, 600, 600), "none")
+        set_monitor(server, "b", (600, 0, 600, 600), "none")
+        assert by_name(cap.grab_displays())["b"].clip == (0, 0, 600, 600)
+        mode = ["800x600_t", "40", "800", "840", "968", "1056", "600", "601", "605", "628"]
+        xrandr(server, "--newmode", *mode)
+        xrandr(server, "--addmode", "screen", "800x600_t")
+        xrandr(server, "--output", "screen", "--mode", "800x600_t", "--fb", "800x600")
+        image = test_pattern(800, 600, seed=16)
+        paint_root(server.display, image)
+        shots = by_name(cap.grab_displays())  # the resize is taken in before clipping
+        assert cap.size == (800, 600)
+        assert (shots["b"].clip, shots["b"].visible) == ((0, 0, 200, 600), (600, 0, 200, 600))
+        np.testing.assert_array_equal(shots["b"].image[:, :, :3], image[:, 600:, :3])
+        np.testing.assert_array_equal(shots["a"].image[:, :, :3], image[:, :600, :3])
