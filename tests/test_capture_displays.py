@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 from mantis_fast.errors import CaptureError, InvalidInputError
 from mantis_fast.geometry import displays as displays_module
-from mantis_fast.geometry.displays import DisplayFallbackWarning
+from mantis_fast.geometry.displays import Display, DisplayFallbackWarning
 from mantis_fast.x11.capture import Capture, DisplayGrab
+from mantis_fast.x11.display_grab import local_region, visible_part
 from mantis_fast.x11.xvfb import Xvfb
 from tests.xpaint import paint_root, test_pattern
 
@@ -78,6 +79,36 @@ def crop(image: np.ndarray, rect: tuple[int, int, int, int]) -> np.ndarray:
 
 def by_name(grabs: dict[int, DisplayGrab]) -> dict[str, DisplayGrab]:
     return {grab.display.name: grab for grab in grabs.values()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    bounds=st.tuples(
+        st.integers(-40, 60), st.integers(-40, 60), st.integers(1, 50), st.integers(1, 50)
+    ),
+    root=st.tuples(st.integers(1, 60), st.integers(1, 60)),
+    data=st.data(),
+)
+def test_clipping_matches_a_pixel_mask(bounds, root, data) -> None:
+    """visible_part against the obvious reference: mark the region's pixels on a canvas
+    around the root, keep those on the root, take their bounding box."""
+    display = Display(0, bounds)
+    w = data.draw(st.integers(1, bounds[2]))
+    h = data.draw(st.integers(1, bounds[3]))
+    region = (data.draw(st.integers(0, bounds[2] - w)), data.draw(st.integers(0, bounds[3] - h)))
+    asked = local_region(display, (*region, w, h))
+    pad = 100  # the canvas reaches this far past the root on every side
+    canvas = np.zeros((root[1] + 2 * pad, root[0] + 2 * pad), bool)
+    gx, gy = bounds[0] + region[0] + pad, bounds[1] + region[1] + pad
+    canvas[gy : gy + h, gx : gx + w] = True
+    on_root = canvas[pad : pad + root[1], pad : pad + root[0]]
+    rows, cols = np.nonzero(on_root)
+    expected = None
+    if len(rows):
+        top, left = int(rows.min()), int(cols.min())
+        expected = (left, top, int(cols.max()) + 1 - left, int(rows.max()) + 1 - top)
+        assert on_root[top : top + expected[3], left : left + expected[2]].all()
+    assert visible_part(display, asked, root) == expected
 
 
 def test_the_rig_is_what_randr_reports(rig) -> None:

@@ -41,7 +41,14 @@ from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
 from mantis_fast.x11.cursor import CursorImage, XFixesUnavailable, read_cursor, xfixes_version
 from mantis_fast.x11.damage import DamageTracker, DamageUnavailable, Settled, merge_row_bands
-from mantis_fast.x11.display_grab import DisplayGrab, local_region, rows_within, visible_part
+from mantis_fast.x11.display_grab import (
+    DisplayGrab,
+    local_region,
+    rows_within,
+    slice_display,
+    spanning,
+    visible_part,
+)
 from mantis_fast.x11.framebuffer import (
     FramebufferTransport,
     FramebufferUnavailable,
@@ -346,7 +353,7 @@ class Capture(XClient):
             except GONE as exc:
                 raise self._lost(exc) from None
         return {
-            display.id: _display_grab(display, asked, visible, frame, span, bands, copy)
+            display.id: slice_display(display, asked, visible, frame, span, bands, copy)
             for display, asked, visible in plans
         }
 
@@ -368,7 +375,7 @@ class Capture(XClient):
                 f"entirely off the root window of {self.display_name} "
                 f"(0, 0, {self._width}, {self._height}): it lies at {where} in root pixels"
             )
-        return _display_grab(display, asked, visible, frame, span, bands, copy)
+        return slice_display(display, asked, visible, frame, span, bands, copy)
 
     def _grab_planned(
         self, display_id: int | None, region: Sequence[int] | None, *, every: bool
@@ -392,7 +399,7 @@ class Capture(XClient):
             parts = [visible for _, _, visible in plans if visible is not None]
             if not parts:  # nothing on the root: no pixels to fetch
                 return plans, np.empty((0, 0, 4), np.uint8), (0, 0, 0, 0), None
-            span = _spanning(parts)
+            span = spanning(parts)
             try:
                 frame, where, bands = self._grab_locked(span)
             except InvalidInputError:  # the root shrank under the span: plan again
@@ -644,35 +651,6 @@ class Capture(XClient):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self._width}x{self._height}"
         return f"<Capture {self.display_name} {state} backend={getattr(self, 'backend', None)!r}>"
-
-
-def _spanning(parts: list[Region]) -> Region:
-    """The smallest rectangle holding every one of ``parts``."""
-    left = min(x for x, _, _, _ in parts)
-    top = min(y for _, y, _, _ in parts)
-    right = max(x + w for x, _, w, _ in parts)
-    bottom = max(y + h for _, y, _, h in parts)
-    return left, top, right - left, bottom - top
-
-
-def _display_grab(
-    display: Display,
-    asked: Region,
-    visible: Region | None,
-    frame: np.ndarray,
-    span: Region,
-    bands: _Bands | None,
-    copy: bool,
-) -> DisplayGrab:
-    """One display's slice of a grab of ``span`` (``frame``)."""
-    if visible is None:
-        return DisplayGrab(display, np.empty((0, 0, 4), np.uint8), asked, None, None, None)
-    x, y, width, height = visible
-    image = frame[y - span[1] : y - span[1] + height, x - span[0] : x - span[0] + width]
-    left, top = display.origin
-    clip = (x - left, y - top, width, height)
-    changed = None if bands is None else rows_within(bands, y, height)
-    return DisplayGrab(display, image.copy() if copy else image, asked, clip, visible, changed)
 
 
 def _geometry_request(xdisplay, root):

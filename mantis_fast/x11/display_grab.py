@@ -17,9 +17,17 @@ import numpy as np
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.displays import Display
 
-__all__ = ["DisplayGrab", "local_region", "rows_within", "visible_part"]
+__all__ = [
+    "DisplayGrab",
+    "local_region",
+    "rows_within",
+    "slice_display",
+    "spanning",
+    "visible_part",
+]
 
 Region = tuple[int, int, int, int]
+Bands = tuple[tuple[int, int], ...]  # (top, rows) row bands of the root
 
 
 @dataclass(frozen=True)
@@ -89,3 +97,34 @@ def rows_within(bands: Sequence[tuple[int, int]], top: int, rows: int) -> list[t
     ``(start, stop)`` ranges relative to ``top`` (empty ones dropped)."""
     clipped = ((max(start, top), min(start + size, top + rows)) for start, size in bands)
     return [(start - top, stop - top) for start, stop in clipped if start < stop]
+
+
+def spanning(parts: Sequence[Region]) -> Region:
+    """The smallest rectangle holding every one of ``parts`` (at least one)."""
+    left = min(x for x, _, _, _ in parts)
+    top = min(y for _, y, _, _ in parts)
+    right = max(x + w for x, _, w, _ in parts)
+    bottom = max(y + h for _, y, _, h in parts)
+    return left, top, right - left, bottom - top
+
+
+def slice_display(
+    display: Display,
+    asked: Region,
+    visible: Region | None,
+    frame: np.ndarray,
+    span: Region,
+    bands: Bands | None,
+    copy: bool,
+) -> DisplayGrab:
+    """``display``'s part of ``frame``, a grab of the root rectangle ``span``: ``asked`` is
+    the local region wanted, ``visible`` its part on the root (global, inside ``span``) or
+    None, ``bands`` the row bands the grab copied (None: unknown)."""
+    if visible is None:
+        return DisplayGrab(display, np.empty((0, 0, 4), np.uint8), asked, None, None, None)
+    x, y, width, height = visible
+    image = frame[y - span[1] : y - span[1] + height, x - span[0] : x - span[0] + width]
+    left, top = display.origin
+    clip = (x - left, y - top, width, height)
+    changed = None if bands is None else rows_within(bands, y, height)
+    return DisplayGrab(display, image.copy() if copy else image, asked, clip, visible, changed)
