@@ -10,7 +10,10 @@ The rig carves a 2400x1000 root into three RandR monitors with ``xrandr --setmon
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 import warnings
 
 import numpy as np
@@ -18,7 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mantis_fast.errors import CaptureError, InvalidInputError
+from mantis_fast.errors import (
+    CaptureError,
+    ConnectionLostError,
+    InvalidInputError,
+    ServerHungError,
+)
 from mantis_fast.geometry import displays as displays_module
 from mantis_fast.geometry.displays import Display, DisplayFallbackWarning
 from mantis_fast.x11.capture import Capture, DisplayGrab
@@ -417,3 +425,36 @@ def test_a_root_resize_reclips_the_displays(backend: str) -> None:
         assert (shots["b"].clip, shots["b"].visible) == ((0, 0, 200, 600), (600, 0, 200, 600))
         np.testing.assert_array_equal(shots["b"].image[:, :, :3], image[:, 600:, :3])
         np.testing.assert_array_equal(shots["a"].image[:, :, :3], image[:, :600, :3])
+
+
+DISPLAY_CALLS = {
+    "grab_displays": lambda cap: cap.grab_displays(),
+    "grab_display_clipped": lambda cap: cap.grab_display_clipped(0, region=(0, 0, 10, 10)),
+}
+
+
+@pytest.mark.parametrize("call", sorted(DISPLAY_CALLS))
+def test_a_killed_or_hung_server_is_an_error_not_a_hang(call: str) -> None:
+    grab = DISPLAY_CALLS[call]
+    server = Xvfb(size=(320, 240)).start()
+    try:
+        cap = Capture(server.display, timeout=0.5)
+        grab(cap)
+        os.kill(server.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        try:
+            with pytest.raises(ServerHungError, match=r"did not answer within 0\.5s"):
+                grab(cap)
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert time.monotonic() - started < 3
+        with pytest.raises(CaptureError, match="closed"):
+            grab(cap)
+        cap.close()
+        cap = Capture(server.display, timeout=2.0)
+        os.kill(server.pid, signal.SIGKILL)
+        with pytest.raises(ConnectionLostError):
+            grab(cap)
+        cap.close()
+    finally:
+        server.stop()
