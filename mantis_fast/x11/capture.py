@@ -13,6 +13,11 @@ With ``track_damage=True`` the X DAMAGE extension reports what changed: a grab o
 screen costs no pixel round trip at all, and after a change only the damaged row bands are
 fetched into the persistent frame.
 
+Per display (RandR monitors, each in its own local pixels): ``grab_displays`` slices every
+monitor out of one grab; ``grab_display`` takes one, or a display-local region of it, with the
+coordinate functions' primary fallback; a monitor reaching past the root is clipped, and the
+``DisplayGrab`` says how.
+
 Threads: a ``Capture`` serialises its grabs with a lock, so sharing one between threads is safe,
 but a zero-copy view is overwritten by the next grab from *any* thread. Give each thread its own
 ``Capture`` (cheap: one connection and one segment), or share one and pass ``copy=True``.
