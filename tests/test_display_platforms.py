@@ -1,0 +1,644 @@
+"""Every platform's display list: the parsers against golden fixtures in each tool's own output
+format, the displays descriptor, and the enumeration run for real (tools on PATH that print a
+fixture, real sockets, a real Xvfb for the X11 fallback)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import socket
+import stat
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mantis_fast.errors import DisplayError, InvalidInputError
+from mantis_fast.geometry.display_descriptor import (
+    DESCRIPTOR_VERSION,
+    backing_size,
+    displays_descriptor,
+    displays_from_descriptor,
+)
+from mantis_fast.geometry.display_parsers import (
+    parse_hyprland_monitors,
+    parse_sway_outputs,
+    parse_system_profiler_displays,
+    parse_windows_screens,
+    parse_xrandr_monitors,
+)
+from mantis_fast.geometry.displays import Display
+from mantis_fast.platforms import (
+    DisplayToolError,
+    DisplayToolTimeout,
+    detect_display_source,
+    enumerate_displays,
+)
+from mantis_fast.platforms.commands import run_tool
+from mantis_fast.x11.monitors import list_displays
+from mantis_fast.x11.xvfb import Xvfb
+
+FIXTURES = Path(__file__).parent / "fixtures" / "displays"
+PARSERS: dict[str, Callable[..., list[Display]]] = {
+    "hyprland": parse_hyprland_monitors,
+    "sway": parse_sway_outputs,
+    "macos": parse_system_profiler_displays,
+    "windows": parse_windows_screens,
+    "x11": parse_xrandr_monitors,
+}
+GOLDEN = sorted(p for p in FIXTURES.iterdir() if not p.name.endswith(".expected.json"))
+
+
+def source_of(path: Path) -> str:
+    prefix = path.name.split("_", 1)[0]
+    return {"xrandr": "x11"}.get(prefix, prefix)
+
+
+def expected_of(path: Path) -> dict:
+    return json.loads(path.with_name(path.name.split(".")[0] + ".expected.json").read_text())
+
+
+# -- golden fixtures ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.name)
+def test_golden_fixture(path: Path) -> None:
+    source = source_of(path)
+    parsed = PARSERS[source](path.read_bytes())
+    assert displays_descriptor(parsed, source=source) == expected_of(path)
+    assert PARSERS[source](path.read_text(encoding="utf-8-sig")) == parsed
+    # The descriptor reads back to the same displays, through JSON text.
+    descriptor = json.loads(json.dumps(displays_descriptor(parsed, source=source)))
+    assert [(d.id, d.bounds, d.primary, d.name) for d in displays_from_descriptor(descriptor)] == [
+        (d.id, d.bounds, d.primary, d.name) for d in parsed
+    ]
+
+
+def test_windows_utf16_output_reads_the_same() -> None:
+    # Windows PowerShell redirected to a file writes UTF-16 with a BOM.
+    text = (FIXTURES / "windows_three_screens.json").read_text()
+    utf16 = text.encode("utf-16")
+    assert parse_windows_screens(utf16) == parse_windows_screens(text)
+
+
+def test_macos_main_display_id_picks_the_primary() -> None:
+    text = (FIXTURES / "macos_retina_and_external.json").read_text()
+    # CGMainDisplayID() = 3: the LG is the main display, placed at the origin, the rest after.
+    displays = parse_system_profiler_displays(text, 3)
+    assert [(d.id, d.name, d.bounds, d.primary) for d in displays] == [
+        (0, "Color LCD", (2560, 0, 1512, 982), False),
+        (1, "LG HDR 4K", (0, 0, 2560, 1440), True),
+        (2, "DELL P2419H", (4072, 0, 1920, 1080), False),
+    ]
+    # An id no display has: nothing is marked, the first listed becomes primary.
+    assert [d.primary for d in parse_system_profiler_displays(text, 99)] == [True, False, False]
+    # Real positions from CGDisplayBounds replace the placeholder row.
+    placed = parse_system_profiler_displays(text, 1, origins={3: (-2560, -458), 4: (1512, 0)})
+    assert [d.origin for d in placed] == [(0, 0), (-2560, -458), (1512, 0)]
+
+
+def test_macos_offline_mirrored_and_older_keys() -> None:
+    def display(name: str, **keys: str) -> dict:
+        return {"_name": name, "_spdisplays_resolution": "1440 x 900 @ 60Hz", **keys}
+
+    gpus = {
+        "SPDisplaysDataType": [
+            {"_name": "Intel UHD Graphics 630"},  # a GPU driving nothing has no display list
+            {
+                "_name": "AMD Radeon Pro 5500M",
+                "spdisplays_ndrvs": [
+                    display(
+                        "Built-in",
+                        _spdisplays_pixels="2880 x 1800",
+                        spdisplays_mirror="spdisplays_on",
+                    ),
+                    display(
+                        "Projector",
+                        spdisplays_mirror="spdisplays_on",
+                        spdisplays_main="spdisplays_yes",
+                    ),
+                    display("Asleep", spdisplays_online="spdisplays_no"),
+                    {"_name": "Old", "spdisplays_resolution": "1280 x 1024"},
+                ],
+            },
+        ]
+    }
+    displays = parse_system_profiler_displays(json.dumps(gpus))
+    # One scene per mirror set (the main member kept), the offline one skipped.
+    assert [(d.id, d.name, d.bounds, d.scale_factor, d.primary) for d in displays] == [
+        (0, "Projector", (0, 0, 1440, 900), 1.0, True),
+        (1, "Old", (1440, 0, 1280, 1024), 1.0, False),
+    ]
+
+
+def test_windows_names_and_bare_object() -> None:
+    one = {"Bounds": {"X": -1280, "Y": 0, "Width": 1280, "Height": 1024}, "DeviceName": "HMD"}
+    assert parse_windows_screens(json.dumps(one)) == [
+        Display(0, (-1280, 0, 1280, 1024), 1.0, True, "HMD")
+    ]
+    assert parse_windows_screens("[]") == []
+
+
+# -- Hyprland's two-decimal scale -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pixels", "shown", "logical", "scale"),
+    [
+        ((2880, 1920), 1.67, (1728, 1152), 5 / 3),  # 200/120, printed rounded
+        ((2560, 1600), 1.25, (2048, 1280), 1.25),
+        ((3840, 2160), 1.33, (2880, 1620), 4 / 3),
+        ((3840, 2160), 1.50, (2560, 1440), 1.5),
+        ((1920, 1080), 1.00, (1920, 1080), 1.0),
+        ((2256, 1504), 1.57, (1440, 960), 188 / 120),  # a valid 1/120 step, not a round scale
+        ((1000, 1000), 1.07, (935, 935), 1.07),  # no whole-pixel scale near: printed, rounded
+    ],
+)
+def test_hyprland_scale_is_the_whole_pixel_one(pixels, shown, logical, scale) -> None:
+    entry = {"id": 0, "name": "X", "width": pixels[0], "height": pixels[1], "x": 0, "y": 0}
+    (display,) = parse_hyprland_monitors(json.dumps([{**entry, "scale": shown}]))
+    assert display.size == logical and display.backing_size == pixels
+    assert display.scale_factor == pytest.approx(scale, abs=1e-12)
+
+
+@pytest.mark.parametrize("transform", range(8))
+def test_hyprland_transforms(transform: int) -> None:
+    entry = {"id": 0, "name": "X", "width": 1920, "height": 1080, "x": 5, "y": -7}
+    (display,) = parse_hyprland_monitors(
+        json.dumps([{**entry, "scale": 1, "transform": transform}])
+    )
+    turned = transform % 2 == 1
+    assert display.bounds == ((5, -7, 1080, 1920) if turned else (5, -7, 1920, 1080))
+    assert display.backing_size == display.size
+
+
+@pytest.mark.parametrize(
+    ("transform", "backing"),
+    [("normal", (3000, 2000)), ("90", (2000, 3000)), ("flipped", (3000, 2000)),
+     ("flipped-270", (2000, 3000)), ("180", (3000, 2000))],
+)  # fmt: skip
+def test_sway_transforms_turn_the_backing_size(transform: str, backing) -> None:
+    output = {
+        "name": "eDP-1",
+        "active": True,
+        "rect": {"x": 0, "y": 0, "width": 1500, "height": 1000},
+        "scale": 2.0,
+        "transform": transform,
+        "current_mode": {"width": 3000, "height": 2000, "refresh": 60000},
+    }
+    (display,) = parse_sway_outputs(json.dumps([output]))
+    assert display.backing_size == backing and display.bounds == (0, 0, 1500, 1000)
+
+
+# -- bad input: InvalidInputError naming what was wrong -------------------------------------
+
+HYPR = {"id": 0, "name": "eDP-1", "width": 1920, "height": 1080, "x": 0, "y": 0, "scale": 1.0}
+SWAY = {"name": "DP-1", "active": True, "rect": {"x": 0, "y": 0, "width": 10, "height": 10}}
+MAC_DISPLAY = {
+    "_name": "LCD",
+    "_spdisplays_resolution": "1512 x 982",
+    "_spdisplays_pixels": "3024 x 1964",
+}
+WIN = {"Bounds": {"X": 0, "Y": 0, "Width": 10, "Height": 10}, "DeviceName": "\\\\.\\DISPLAY1"}
+
+
+def mac(*displays: dict) -> str:
+    return json.dumps({"SPDisplaysDataType": [{"spdisplays_ndrvs": list(displays)}]})
+
+
+@pytest.mark.parametrize(
+    ("parser", "text", "message"),
+    [
+        (parse_hyprland_monitors, "", "printed nothing"),
+        (parse_hyprland_monitors, "HYPRLAND_INSTANCE_SIGNATURE not set!", "not JSON"),
+        (parse_hyprland_monitors, '[{"id": 0', "not JSON"),
+        (parse_hyprland_monitors, "{}", "expected a JSON array, got an object"),
+        (parse_hyprland_monitors, "[1]", "entry 0: expected a JSON object, got 1"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "name": 3}]), "'name' must be a string"),
+        (parse_hyprland_monitors, json.dumps([{k: v for k, v in HYPR.items() if k != "width"}]),
+         "monitor 'eDP-1' has no 'width'"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "width": 0}]), "'width' must be positive"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "x": 2**40}]), "'x' must be an int32"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "x": True}]), "'x' must be an int32"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "scale": 0}]), "'scale' must be in"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "scale": "1"}]), "'scale' must be a number"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "transform": 9}]),
+         "'transform' must be 0..7"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "disabled": "no"}]), "'disabled' must be"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "id": -1}]),
+         "display id must be a non-negative"),
+        (parse_hyprland_monitors, json.dumps([HYPR, {**HYPR, "name": "b"}]),
+         r"display id\(s\) \[0\] more than once"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "x": 2**31 - 100}]),
+         "not a non-empty int32 rectangle"),
+        (parse_sway_outputs, "[", "not JSON"),
+        (parse_sway_outputs, json.dumps([{**SWAY, "rect": [0, 0, 1, 1]}]),
+         "'rect': expected a JSON object"),
+        (parse_sway_outputs, json.dumps([{**SWAY, "rect": {"x": 0, "y": 0, "width": 0,
+                                                           "height": 5}}]),
+         "output 'DP-1': bounds"),
+        (parse_sway_outputs, json.dumps([{**SWAY, "transform": "sideways"}]),
+         "unknown 'transform' 'sideways'"),
+        (parse_sway_outputs, json.dumps([{**SWAY, "active": 1}]), "'active' must be true or false"),
+        (parse_sway_outputs, json.dumps([{**SWAY, "current_mode": {"width": 5}}]),
+         "current_mode has no 'height'"),
+        (parse_system_profiler_displays, "[]", "expected a JSON object"),
+        (parse_system_profiler_displays, "{}", "has no 'SPDisplaysDataType'"),
+        (parse_system_profiler_displays, mac({"_name": "LCD"}), "'LCD' reports no resolution"),
+        (parse_system_profiler_displays, mac({**MAC_DISPLAY, "_spdisplays_pixels": "big"}),
+         "'_spdisplays_pixels' is not 'W x H'"),
+        (parse_system_profiler_displays, mac({**MAC_DISPLAY, "_spdisplays_pixels": "3024 x 982"}),
+         "are not one scale of"),
+        (parse_system_profiler_displays, mac({**MAC_DISPLAY, "_spdisplays_displayID": "0x1"}),
+         "must be a decimal id"),
+        (parse_system_profiler_displays, mac({**MAC_DISPLAY, "_spdisplays_resolution": "0 x 9"}),
+         "empty resolution"),
+        (parse_windows_screens, "7", "expected a JSON array, got 7"),
+        (parse_windows_screens, json.dumps([{**WIN, "Bounds": "{X=0}"}]), "cannot read 'Bounds'"),
+        (parse_windows_screens, json.dumps([{**WIN, "Primary": "True"}]),
+         "'Primary' must be true or false"),
+        (parse_windows_screens, json.dumps([{"DeviceName": "A"}]), "screen 'A' has no 'Bounds'"),
+        (parse_windows_screens, "[" * 100_000, "not JSON|nested too deeply"),
+        (parse_windows_screens, "[" + "1" * 5000 + "]", "not JSON"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_named(parser, text: str, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        parser(text)
+
+
+@pytest.mark.parametrize("parser", list(PARSERS.values()))
+@pytest.mark.parametrize("bad", [None, 5, ["[]"]])
+def test_parsers_take_text_only(parser, bad) -> None:
+    with pytest.raises(InvalidInputError, match="as str or bytes, got"):
+        parser(bad)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(
+        st.sampled_from(
+            ["id", "name", "width", "height", "x", "y", "scale", "transform", "rect", "active",
+             "current_mode", "SPDisplaysDataType", "spdisplays_ndrvs", "_spdisplays_pixels",
+             "_spdisplays_resolution", "Bounds", "X", "Y", "Width", "Height", "Primary",
+             "disabled", "mirrorOf", "non_desktop", "_spdisplays_displayID"]
+        ) | st.text(max_size=5),
+        inner,
+        max_size=6,
+    ),
+    max_leaves=30,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=json_values, parser=st.sampled_from(list(PARSERS.values())))
+def test_fuzz_arbitrary_json_raises_only_invalid_input(value, parser) -> None:
+    try:
+        text = json.dumps(value)
+    except ValueError:  # NaN is fine for Python's json, but keep the guard general
+        return
+    try:
+        displays = parser(text)
+    except InvalidInputError:
+        return
+    assert all(isinstance(d, Display) for d in displays)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.one_of(st.text(), st.binary()),
+    parser=st.sampled_from(list(PARSERS.values())),
+)
+def test_fuzz_arbitrary_text_raises_only_invalid_input(data, parser) -> None:
+    with contextlib.suppress(InvalidInputError):
+        parser(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(path=st.sampled_from(GOLDEN), cut=st.floats(0, 1), flip=st.integers(0, 255))
+def test_fuzz_truncated_and_corrupted_fixtures(path: Path, cut: float, flip: int) -> None:
+    data = bytearray(path.read_bytes())
+    end = int(len(data) * cut)
+    parser = PARSERS[source_of(path)]
+    for sample in (bytes(data[:end]), bytes(data[:end] + bytes([flip]) + data[end + 1 :])):
+        with contextlib.suppress(InvalidInputError):
+            parser(sample)
+
+
+# -- the descriptor -------------------------------------------------------------------------
+
+
+def test_descriptor_schema() -> None:
+    displays = [
+        Display(0, (0, 0, 1512, 982), 2.0, True, "Color LCD"),  # backing derived: 3024x1964
+        Display(7, (-1920, 0, 1920, 1080), 1.0, False, "HDMI-1"),
+        Display(2, (1512, 0, 1728, 1117), 5 / 3, False, "odd", backing_size=(2880, 1862)),
+    ]
+    descriptor = displays_descriptor(displays, source="x11")
+    assert descriptor == {
+        "version": DESCRIPTOR_VERSION,
+        "source": "x11",
+        "primary": 0,
+        "displays": [
+            {"id": 0, "name": "Color LCD", "bounds": [0, 0, 1512, 982], "scale_factor": 2.0,
+             "primary": True, "backing_size": [3024, 1964]},
+            {"id": 7, "name": "HDMI-1", "bounds": [-1920, 0, 1920, 1080], "scale_factor": 1.0,
+             "primary": False},
+            {"id": 2, "name": "odd", "bounds": [1512, 0, 1728, 1117],
+             "scale_factor": 5 / 3, "primary": False, "backing_size": [2880, 1862]},
+        ],
+    }  # fmt: skip
+    assert json.loads(json.dumps(descriptor)) == descriptor
+    assert displays_descriptor([]) == {
+        "version": 1,
+        "source": None,
+        "primary": None,
+        "displays": [],
+    }
+    # No display marked primary: the descriptor names the first, as resolve_display would.
+    assert displays_descriptor([Display(4, (0, 0, 1, 1)), Display(5, (1, 0, 1, 1))])["primary"] == 4
+    assert backing_size(Display(0, (0, 0, 5, 5), 1e-300)) == (1, 1)
+
+
+display_lists = st.lists(
+    st.builds(
+        Display,
+        st.integers(0, 2**31 - 1),
+        st.tuples(
+            st.integers(-(2**20), 2**20), st.integers(-(2**20), 2**20),
+            st.integers(1, 2**16), st.integers(1, 2**16),
+        ),
+        st.floats(0.25, 8),
+        st.booleans(),
+        st.text(max_size=10),
+        st.none() | st.tuples(st.integers(1, 2**17), st.integers(1, 2**17)),
+    ),
+    max_size=5,
+    unique_by=lambda d: d.id,
+)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(displays=display_lists)
+def test_descriptor_round_trip(displays: list[Display]) -> None:
+    descriptor = json.loads(json.dumps(displays_descriptor(displays, source="sway")))
+    back = displays_from_descriptor(descriptor)
+    assert [(d.id, d.bounds, d.scale_factor, d.primary, d.name) for d in back] == [
+        (d.id, d.bounds, d.scale_factor, d.primary, d.name) for d in displays
+    ]
+    assert [backing_size(d) for d in back] == [backing_size(d) for d in displays]
+
+
+@pytest.mark.parametrize(
+    ("descriptor", "message"),
+    [
+        ([], "is a JSON object, got list"),
+        ({"version": 2, "displays": []}, "version must be 1, got 2"),
+        ({"version": True, "displays": []}, "version must be 1, got True"),
+        ({"version": 1}, "no 'displays' array"),
+        ({"version": 1, "displays": [5]}, "display 0 must be an object"),
+        ({"version": 1, "displays": [{"id": 0}]}, r"has no \['bounds'"),
+        ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1], "scale_factor": 1,
+                                      "primary": "yes", "name": ""}]}, "'primary' must be"),
+        ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 0, 1], "scale_factor": 1,
+                                      "primary": True, "name": ""}]}, "non-empty int32"),
+        ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1], "scale_factor": 1,
+                                      "primary": True, "name": "", "backing_size": [0, 1]}]},
+         "backing_size must be two integers"),
+        ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1], "scale_factor": 1,
+                                      "primary": True, "name": ""}] * 2}, "repeats display ids"),
+    ],
+)  # fmt: skip
+def test_bad_descriptor_is_named(descriptor, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        displays_from_descriptor(descriptor)
+
+
+def test_descriptor_takes_displays_only() -> None:
+    with pytest.raises(InvalidInputError, match="sequence of Display, got Display"):
+        displays_descriptor(Display(0, (0, 0, 1, 1)))
+    with pytest.raises(InvalidInputError, match="hold Display objects, got tuple"):
+        displays_descriptor([(0, 0, 1, 1)])
+
+
+# -- detection: real sockets ----------------------------------------------------------------
+
+
+@pytest.fixture
+def unix_socket() -> Iterator[Callable[[Path], Path]]:
+    servers: list[socket.socket] = []
+
+    def make(path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        servers.append(server)
+        return path
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+def test_detect_prefers_hyprland_then_sway_then_x11(tmp_path: Path, unix_socket) -> None:
+    runtime = tmp_path / "run"
+    hypr = unix_socket(runtime / "hypr" / "abc_123_456" / ".socket.sock")
+    sway = unix_socket(tmp_path / "sway-ipc.sock")
+    both = {
+        "XDG_RUNTIME_DIR": str(runtime),
+        "HYPRLAND_INSTANCE_SIGNATURE": "abc_123_456",
+        "SWAYSOCK": str(sway),
+    }
+    assert detect_display_source(both, platform="linux") == "hyprland"
+    assert detect_display_source({**both, "HYPRLAND_INSTANCE_SIGNATURE": "gone"},
+                                 platform="linux") == "sway"  # fmt: skip
+    assert detect_display_source({"SWAYSOCK": str(sway)}, platform="linux") == "sway"
+    # A variable left behind with no socket (the compositor exited) is no compositor.
+    hypr.unlink()
+    assert detect_display_source(both, platform="linux") == "sway"
+    regular = tmp_path / "not-a-socket"
+    regular.write_text("")
+    assert detect_display_source({"SWAYSOCK": str(regular)}, platform="linux") == "x11"
+    assert detect_display_source({"HYPRLAND_INSTANCE_SIGNATURE": "../x"}, platform="linux") == "x11"
+    assert detect_display_source({}, platform="linux") == "x11"
+    assert detect_display_source({}, platform="freebsd14") == "x11"
+    assert detect_display_source(both, platform="darwin") == "macos"
+    assert detect_display_source({}, platform="win32") == "windows"
+
+
+# -- enumeration: real processes ------------------------------------------------------------
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Callable[..., dict[str, str]]:
+    """Write executables into a bin directory; return an environment whose PATH is only it
+    (plus /bin for the shell's own tools)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+
+    def write(**scripts: str) -> dict[str, str]:
+        for name, body in scripts.items():
+            path = bin_dir / name
+            path.write_text("#!/bin/sh\n" + body + "\n")
+            path.chmod(path.stat().st_mode | stat.S_IXUSR)
+        return {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    return write
+
+
+def prints(path: Path) -> str:
+    return f"cat '{path}'"
+
+
+@pytest.mark.parametrize(
+    ("source", "tool", "fixture"),
+    [
+        ("hyprland", "hyprctl", "hyprland_laptop_rotated.json"),
+        ("sway", "swaymsg", "sway_scaled_rotated_inactive.json"),
+        ("windows", "powershell", "windows_three_screens.json"),
+    ],
+)
+def test_enumerate_runs_the_platform_tool(tools, source: str, tool: str, fixture: str) -> None:
+    env = tools(**{tool: 'echo "$@" > "$HOME/args"; echo "$LC_ALL" >> "$HOME/args"; '
+                         + prints(FIXTURES / fixture)})  # fmt: skip
+    displays = enumerate_displays(source, environ=env)
+    assert displays_descriptor(displays, source=source) == expected_of(FIXTURES / fixture)
+    args = (Path(env["HOME"]) / "args").read_text().splitlines()
+    expected_args = {
+        "hyprland": "monitors -j",
+        "sway": "-r -t get_outputs",
+        "windows": "-NoProfile -NonInteractive -Command",
+    }[source]
+    assert args[0].startswith(expected_args)
+    if source != "windows":
+        assert args[1] == "C"  # the tools' numbers are read in the C locale
+
+
+def test_enumerate_macos_asks_for_the_main_display(tools) -> None:
+    fixture = FIXTURES / "macos_retina_and_external.json"
+    env = tools(system_profiler=prints(fixture), osascript="echo 3")
+    assert [d.primary for d in enumerate_displays("macos", environ=env)] == [False, True, False]
+    # Without JXA's answer, system_profiler's own main mark decides.
+    env = tools(system_profiler=prints(fixture), osascript="exit 1")
+    assert [d.primary for d in enumerate_displays("macos", environ=env)] == [True, False, False]
+
+
+def test_auto_picks_hyprland_by_its_socket(tmp_path: Path, tools, unix_socket) -> None:
+    env = tools(hyprctl=prints(FIXTURES / "hyprland_left_mirror.json"))
+    unix_socket(tmp_path / "run" / "hypr" / "sig" / ".socket.sock")
+    env.update(XDG_RUNTIME_DIR=str(tmp_path / "run"), HYPRLAND_INSTANCE_SIGNATURE="sig")
+    assert [d.id for d in enumerate_displays(environ=env)] == [3, 4]
+
+
+@pytest.mark.parametrize(
+    ("script", "error", "message"),
+    [
+        (None, DisplayToolError, "swaymsg not found on PATH"),
+        ("echo 'sway socket not detected.' >&2; exit 2", DisplayToolError,
+         "swaymsg exited with status 2: sway socket not detected."),
+        ("echo 'Unable to retrieve outputs'", DisplayToolError,
+         "swaymsg printed what cannot be read: .*not JSON"),
+        ("echo '[]'", DisplayToolError, "swaymsg reported no active display"),
+        ("echo '[{\"name\": \"DP-1\", \"active\": false}]'", DisplayToolError,
+         "reported no active display"),
+        ("kill -9 $$", DisplayToolError, "exited with status -9"),
+    ],
+)  # fmt: skip
+def test_a_failing_tool_is_a_display_error(tools, script, error, message) -> None:
+    env = tools(**({"swaymsg": script} if script else {}))
+    with pytest.raises(error, match=message) as caught:
+        enumerate_displays("sway", environ=env)
+    assert isinstance(caught.value, DisplayError) and caught.value.tool == "swaymsg"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "sleep 60",  # hangs
+        "sleep 60 & echo '[]'",  # exits, but a child keeps the output pipe open
+        "trap '' TERM; while :; do :; done",  # ignores SIGTERM and spins
+    ],
+)
+def test_a_hanging_tool_is_killed_within_the_timeout(tools, tmp_path: Path, script: str) -> None:
+    env = tools(hyprctl=f"echo $$ > '{tmp_path}/pid'; " + script)
+    start = time.monotonic()
+    with pytest.raises(DisplayToolTimeout, match=r"hyprctl did not finish within 0.5s"):
+        enumerate_displays("hyprland", environ=env, timeout=0.5)
+    assert time.monotonic() - start < 5
+    # Its whole process group is gone (no member left running).
+    group = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _group_alive(group):
+        time.sleep(0.05)
+    assert not _group_alive(group)
+
+
+def _group_alive(group: int) -> bool:
+    """A process of this group that is running (zombies awaiting a reaper do not count)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False
+
+
+def test_output_is_capped() -> None:
+    with pytest.raises(DisplayToolError, match="yes wrote more than 65536 bytes"):
+        run_tool(["yes"], timeout=10, max_output=65536)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"source": "wayland"}, "source must be 'auto' or one of"),
+        ({"timeout": 0}, r"timeout must be in \(0, 3600\]"),
+        ({"timeout": math.nan}, "timeout must be in"),
+        ({"timeout": "5"}, "timeout must be a number"),
+    ],
+)
+def test_enumerate_arguments(kwargs, message) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        enumerate_displays(**kwargs)
+
+
+# -- the X11 fallback, on a real Xvfb -------------------------------------------------------
+
+
+@pytest.mark.parametrize("fresh_xvfb", [(3000, 1000)], indirect=True)
+def test_x11_fallback_lists_randr_monitors(fresh_xvfb: Xvfb, tmp_path: Path) -> None:
+    for args in (
+        ("left", "1800/400x1000/200+0+0", "screen"),
+        ("right", "1200/300x800/200+1800+0", "none"),
+    ):
+        subprocess.run(["xrandr", "--setmonitor", *args], env=fresh_xvfb.env(), check=True)
+    # A Hyprland signature whose socket is gone, and no sway: X it is.
+    env = {"DISPLAY": fresh_xvfb.display, "HYPRLAND_INSTANCE_SIGNATURE": "old",
+           "XDG_RUNTIME_DIR": str(tmp_path), "PATH": os.defpath}  # fmt: skip
+    assert detect_display_source(env, platform="linux") == "x11"
+    displays = enumerate_displays(environ=env)
+    assert displays == list_displays(fresh_xvfb.display)
+    assert [(d.name, d.bounds, d.primary) for d in displays] == [
+        ("left", (0, 0, 1800, 1000), True),
+        ("right", (1800, 0, 1200, 800), False),
+    ]
+    assert displays_descriptor(displays, source="x11")["displays"][1] == {
+        "id": 1, "name": "right", "bounds": [1800, 0, 1200, 800], "scale_factor": 1.0,
+        "primary": False,
+    }  # fmt: skip
+
+
+def test_x11_without_a_display_is_a_display_error() -> None:
+    with pytest.raises(DisplayError, match="cannot connect to X display ':5999'"):
+        enumerate_displays("x11", display=":5999", environ={})
