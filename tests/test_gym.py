@@ -174,7 +174,8 @@ def test_reset_launches_the_app(tmp_path) -> None:
         "-c",
         f"import pathlib, time; pathlib.Path({str(marker)!r}).touch(); time.sleep(30)",
     ]
-    with XdotoolGymEnv(viewport=(320, 240), app=app, settle_time=0.2) as small:
+    # A windowless app: app_timeout=None returns without waiting for a window.
+    with XdotoolGymEnv(viewport=(320, 240), app=app, settle_time=0.2, app_timeout=None) as small:
         small.reset()
         for _ in range(100):
             if marker.exists():

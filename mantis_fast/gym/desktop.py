@@ -50,6 +50,7 @@ from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
 from mantis_fast.pixels.frames import frame_hash
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
+from mantis_fast.x11.connection import check_timeout
 
 __all__ = ["ACTION_TYPES", "KEYS", "POINTER_TYPES", "DesktopEnv"]
 
@@ -111,7 +112,9 @@ class DesktopEnv(gymnasium.Env):
     ``task``: a ``Task`` (starts the app, scores steps) or a plain callable
     ``reward(observation, info) -> float | (float, terminated)``; ``None`` runs an empty
     desktop with reward 0. ``viewport``: the screen; ``observation_size``: the image the
-    policy sees (default: the screen). ``observation="image"`` is that RGB image;
+    policy sees (default: the screen). ``reset`` returns once the task's app (``Task.pids``)
+    has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``XdotoolGymEnv``'s;
+    ``app_timeout=None`` does not wait). ``observation="image"`` is that RGB image;
     ``"dict"`` adds the pointer (in observation pixels), the loop flags (drift, repeat, state)
     and the frame hash. ``hard_loop_window`` steps of one loop truncate the episode.
     """
@@ -130,6 +133,8 @@ class DesktopEnv(gymnasium.Env):
         hard_loop_window: int = 8,
         settle_time: float = 0.5,
         quiet_ms: float = 30.0,
+        app_timeout: float | None = 20.0,
+        paint_timeout: float = 2.0,
     ) -> None:
         super().__init__()
         if observation not in ("image", "dict"):
@@ -149,6 +154,9 @@ class DesktopEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.hard_loop_window = hard_loop_window
         self._settle = (float(settle_time), float(quiet_ms))
+        if app_timeout is not None:
+            app_timeout = check_timeout(app_timeout)
+        self._app_wait = (app_timeout, paint_timeout)
         width, height = self.observation_size
         image = spaces.Box(0, 255, (height, width, 3), np.uint8)
         point = spaces.Box(np.array([0, 0]), np.array([width - 1, height - 1]), (2,), np.int64)
@@ -193,11 +201,14 @@ class DesktopEnv(gymnasium.Env):
         """The running desktop (Xvfb, capture, input), started on first use."""
         if self._desktop is None:
             settle_time, quiet_ms = self._settle
+            app_timeout, paint_timeout = self._app_wait
             self._desktop = XdotoolGymEnv(
                 viewport=self.viewport,
                 settle_time=settle_time,
                 quiet_ms=quiet_ms,
                 observation_size=self.observation_size,
+                app_timeout=app_timeout,
+                paint_timeout=paint_timeout,
             )
         return self._desktop
 
@@ -222,7 +233,11 @@ class DesktopEnv(gymnasium.Env):
             try:
                 desktop = self.desktop
                 self.task.stop()
+                known = desktop.window_ids() if desktop.app_timeout is not None else set()
                 started = self.task.start(desktop, self.np_random, options or {})
+                pids = self.task.pids()
+                if pids and desktop.app_timeout is not None:
+                    desktop.wait_for_app(pids, known=known)
                 result = desktop.reset()
                 break
             except (ConnectionLostError, AppError) as exc:

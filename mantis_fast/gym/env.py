@@ -15,7 +15,7 @@ import shlex
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,11 +31,14 @@ from mantis_fast.errors import (
     MantisError,
 )
 from mantis_fast.gym.actions import GymResult
+from mantis_fast.gym.app_window import AppWindow, wait_for_app_window
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.connection import MAX_TIMEOUT, check_timeout
 from mantis_fast.x11.input import Input
+from mantis_fast.x11.windows import Windows
 from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = ["GymEnvironment", "XdotoolGymEnv"]
@@ -70,6 +73,12 @@ class XdotoolGymEnv(GymEnvironment):
     (width, height) the screen area-resized to that size (the model's image) straight from the
     capture, so no full-size RGB frame is made for a brain that looks at a smaller one. Only the
     rows DAMAGE reports changed are converted again each step.
+
+    ``reset`` returns once the app is up: a viewable top-level window of its process (or any
+    new top-level window) drawn (more than one colour, or one colour for ``paint_timeout``
+    seconds), then the screen settled. ``AppError`` when no window is mapped within
+    ``app_timeout`` seconds or the app exits first; ``app_timeout=None`` skips the wait (an app
+    without a window). ``info["app_window"]`` says what was found and how long it took.
     """
 
     def __init__(
@@ -83,7 +92,17 @@ class XdotoolGymEnv(GymEnvironment):
         observation: str = "numpy",
         quiet_ms: float = 60.0,
         observation_size: tuple[int, int] | None = None,
+        app_timeout: float | None = 20.0,
+        paint_timeout: float = 2.0,
     ) -> None:
+        if app_timeout is not None:
+            app_timeout = check_timeout(app_timeout)
+        if isinstance(paint_timeout, bool) or not (
+            isinstance(paint_timeout, (int, float)) and 0 <= paint_timeout <= MAX_TIMEOUT
+        ):
+            raise InvalidInputError(
+                f"paint_timeout must be seconds in [0, {MAX_TIMEOUT:g}], got {paint_timeout!r}"
+            )
         if observation not in ("numpy", "pil"):
             raise InvalidInputError(f"observation must be 'numpy' or 'pil', got {observation!r}")
         if observation_size is not None:
@@ -100,7 +119,9 @@ class XdotoolGymEnv(GymEnvironment):
         self._image: np.ndarray | None = None  # the last observation, kept up to date
         self._image_grab = -1  # the capture's grab count when _image was last brought up to date
         self.brain_size: tuple[int, int] | None = None  # set by a runner from its brain
+        self.app_timeout, self.paint_timeout = app_timeout, float(paint_timeout)
         self._processes: list[subprocess.Popen[bytes]] = []
+        self._windows: Windows | None = None
         try:
             self.capture = Capture(self.display, track_damage=True)
             self.input = Input(self.display, backend=input_backend)
@@ -118,13 +139,20 @@ class XdotoolGymEnv(GymEnvironment):
 
     # -- episode ----------------------------------------------------------------------------
     def reset(self) -> GymResult:
+        """Restart the app, wait until its window is up and drawn and the screen settles, and
+        observe."""
         self._stop_processes()
+        info: dict[str, Any] = {}
         if self.app:
+            known = self.window_ids() if self.app_timeout is not None else set()
             self._launch(self.app)
+            if self.app_timeout is not None:
+                found = self.wait_for_app([p.pid for p in self._processes], known=known)
+                info["app_window"] = found
         settled = self.capture.wait_until_stable(timeout=max(self.settle_time, 5.0), quiet_ms=200)
         started = time.perf_counter()
         observation = self.observe()
-        info = {"settle_s": settled.waited, "settled": settled.stable}
+        info.update(settle_s=settled.waited, settled=settled.stable)
         info["capture_s"] = time.perf_counter() - started
         return GymResult(observation, 0.0, False, info)
 
@@ -175,6 +203,39 @@ class XdotoolGymEnv(GymEnvironment):
         rgb = image.copy()
         return Image.fromarray(rgb) if self.observation_kind == "pil" else rgb
 
+    # -- the app's window ---------------------------------------------------------------------
+    @property
+    def windows(self) -> Windows:
+        """The connection that lists top-level windows (opened on first use)."""
+        if self._windows is None:
+            self._windows = Windows(self.display)
+        return self._windows
+
+    def window_ids(self) -> set[int]:
+        """Ids of the viewable top-level windows now (taken before a launch: ``known``)."""
+        return {top.id for top in self.windows.top_levels()}
+
+    def wait_for_app(
+        self,
+        pids: Sequence[int],
+        *,
+        known: Collection[int] = (),
+        timeout: float | None = None,
+    ) -> AppWindow:
+        """Wait until the app of ``pids`` has its window mapped and drawn (see the class
+        docstring); ``known`` are window ids from before its launch. ``timeout`` defaults to
+        ``app_timeout`` (20 s when that is None)."""
+        limit = timeout if timeout is not None else (self.app_timeout or 20.0)
+        return wait_for_app_window(
+            self.windows,
+            self.capture,
+            pids,
+            known=known,
+            processes=[p for p in self._processes if p.pid in set(pids)],
+            timeout=check_timeout(limit),
+            paint_timeout=self.paint_timeout,
+        )
+
     # -- dispatch ---------------------------------------------------------------------------
     def to_display(
         self, x: object, y: object, brain_size: tuple[int, int] | None
@@ -209,7 +270,7 @@ class XdotoolGymEnv(GymEnvironment):
 
     def close(self) -> None:
         self._stop_processes()
-        for name in ("input", "capture"):
+        for name in ("input", "capture", "_windows"):
             resource = getattr(self, name, None)
             if resource is not None:
                 with contextlib.suppress(MantisError):

@@ -1,6 +1,7 @@
 """What a ``DesktopEnv`` episode is for: the app it starts and the reward of every step.
 
-A ``Task`` starts its app on the desktop at ``reset`` (``start``), scores each step from the
+A ``Task`` starts its app on the desktop at ``reset`` (``start``; ``pids`` names its processes,
+so the env waits for the app's window before the first observation), scores each step from the
 observation and the step's ``info`` (``reward`` -> ``(reward, terminated)``), says when its app
 died (``check_alive`` raises ``AppError``) and stops it (``stop``). A plain callable
 ``reward(observation, info)`` returning a float or ``(float, terminated)`` is a task that starts
@@ -46,6 +47,11 @@ class Task:
 
     def check_alive(self) -> None:
         """Raise ``AppError`` when the task's app has died."""
+
+    def pids(self) -> list[int]:
+        """Process ids of the app ``start`` launched: ``DesktopEnv.reset`` waits until one of
+        them (or a child) has its window mapped and drawn. Empty (the default): no wait."""
+        return []
 
     def stop(self) -> None:
         """Stop the app (idempotent)."""
@@ -159,6 +165,10 @@ class ClickTarget(Task):
                 reward, verdict = reward - self.miss_penalty, True
         info["target"], info["hits"] = self.target, self.hits
         return reward, self.hits >= self.targets
+
+    def pids(self) -> list[int]:
+        process = self._process
+        return [] if process is None else [process.pid]
 
     def check_alive(self) -> None:
         process = self._process

@@ -1,0 +1,337 @@
+"""Upstream Mantis brains, unchanged, on this package's env and runner.
+
+An upstream brain (``mercurialsolo/mantis``, ``mantis_agent.brain_protocol.Brain``) is called as
+``brain.think(frames=..., task=..., action_history=..., screen_size=...)`` and answers with an
+object carrying ``.action`` (its ``Action``: an ``ActionType`` enum member and a ``params``
+dict) and ``.thinking``. ``UpstreamBrain`` wraps one so ``GymRunner`` drives it as it drives a
+native brain (``GymRunner`` wraps a brain whose ``think`` has upstream's parameter names by
+itself; see ``is_upstream_brain``):
+
+* ``frames``: the last ``frames_per_inference`` observations (5, upstream's default) as RGB PIL
+  images, oldest first, the reset frame included; ``task``: the instruction, with the loop nudge
+  appended when the runner gives one; ``action_history``: the brain's own earlier actions, the
+  very objects it returned; ``screen_size``: the env's ``screen_size`` (the real display).
+* ``from_upstream`` turns its action into this package's ``Action`` (or a short sequence of
+  them), reading parameters as upstream's ``XdotoolGymEnv`` executes them: see its docstring for
+  the rules and where they differ.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections import deque
+from collections.abc import Mapping, Sequence
+from numbers import Real
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from mantis_fast.actions import Action, ActionType
+from mantis_fast.errors import InvalidInputError
+
+__all__ = [
+    "MAX_UPSTREAM_SCROLL",
+    "MAX_UPSTREAM_WAIT_S",
+    "UPSTREAM_FRAMES",
+    "UpstreamBrain",
+    "from_upstream",
+    "is_upstream_brain",
+    "upstream_coordinate",
+]
+
+UPSTREAM_FRAMES = 5  # upstream GymRunner's frames_per_inference default
+MAX_UPSTREAM_SCROLL = 40  # upstream caps a scroll at 40 wheel notches
+MAX_UPSTREAM_WAIT_S = 10.0  # and a wait at 10 seconds
+# Upstream reads a coordinate string by the integer at its start: "143, 417]" -> 143.
+_LEADING_INT = re.compile(r"-?\d+")
+# The parameter names upstream's Brain.think is called with (by keyword).
+_UPSTREAM_PARAMS = ("frames", "task", "action_history", "screen_size")
+
+
+def upstream_coordinate(value: Any) -> Any:
+    """One coordinate read as upstream's ``XdotoolGymEnv._to_int`` reads it.
+
+    A Python int or float -> ``int(value)`` (floats truncate toward zero: ``12.9`` -> 12,
+    ``-3.7`` -> -3); anything else -> the integer at the start of ``str(value).strip()``
+    (``"143, 417]"`` -> 143, ``" 12.9px"`` -> 12, ``numpy.int64(7)`` -> 7). Where upstream finds
+    no number there (it then clicks at 0), and for bools and non-finite floats (upstream gives 1/0
+    or crashes), the value is returned unchanged: the action's validation then reads what it can
+    (``"x=143"`` -> 143) or reports a clear error instead of a silent click at 0.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return int(value) if not isinstance(value, float) or np.isfinite(value) else value
+    match = _LEADING_INT.match(str(value).strip())
+    return int(match.group(0)) if match else value
+
+
+def _upstream_count(value: Any) -> Any:
+    """A scroll amount as upstream reads it (``int(value or 0)``), or the value unchanged when
+    ``int`` would fail (validation then says what is wrong)."""
+    if isinstance(value, bool) and value:
+        return value  # upstream reads True as 1: refused here, as for coordinates
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return value
+
+
+def _type_name(action: Any) -> str:
+    kind = getattr(action, "action_type", None)
+    name = getattr(kind, "value", kind)
+    if not isinstance(name, str):
+        raise InvalidInputError(
+            "expected an action with .action_type and .params (upstream Mantis's Action), "
+            f"got {type(action).__name__} {action!r:.80}"
+        )
+    return name
+
+
+def from_upstream(action: Any, size: Sequence[int]) -> list[Action]:
+    """Upstream's ``Action`` -> this package's actions (in ``"image"`` space), in order.
+
+    ``size`` is the (width, height) the action's points refer to: the screen upstream's brain
+    was given, or the image it says it looked at. The rules are upstream ``XdotoolGymEnv``'s:
+
+    * coordinates through ``upstream_coordinate``; a click, double click or scroll without
+      ``x`` (or ``y``) uses the centre of ``size`` on that axis;
+    * drags from ``start_x/start_y`` to ``end_x/end_y``;
+    * ``type_text`` takes ``text`` or ``content``; ``clear_first`` presses ctrl+a, Delete
+      before it and ``press_enter`` Return after; text starting with ``http://``/``https://``
+      is typed into the address bar (ctrl+l, ctrl+a, text, Return), as upstream navigates;
+    * ``key_press`` takes ``keys`` or ``key`` (a list is one combination: ``["ctrl", "s"]``);
+    * ``scroll``: ``amount`` (default 3) notches capped at 40, an amount of 0 scrolls nothing
+      (a zero-second wait here); ``wait``: ``seconds`` (default 1) capped at 10;
+    * ``launch_app``: ``name`` with ``args`` (and ``env`` variables, through ``env(1)``).
+
+    Differences, each where upstream would do something silent or wrong: a coordinate with no
+    number where upstream looks is read by this package's rules or reported (upstream clicks at
+    0); a drag without its start is reported (upstream starts at 0, 0); ``left``/``right``
+    scrolls scroll sideways (upstream scrolls down); an unknown button or direction is reported.
+    Our own ``Action`` objects pass through unchanged. ``tool_call`` has no env equivalent and
+    raises ``InvalidInputError``, as does anything that is not an action.
+    """
+    if isinstance(action, Action):
+        return [action]
+    name = _type_name(action)
+    if name.strip().lower() == "tool_call":
+        raise InvalidInputError(
+            f"tool_call ({getattr(action, 'params', {})!r:.80}) has no equivalent here: the "
+            "runner has no host tool channel"
+        )
+    try:
+        kind = ActionType(name)
+    except ValueError:
+        known = ", ".join(t.value for t in ActionType)
+        raise InvalidInputError(f"unknown action type {name!r}; known: {known}") from None
+    raw = getattr(action, "params", None)
+    params: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
+    reasoning = getattr(action, "reasoning", "")
+    reasoning = reasoning if isinstance(reasoning, str) else ""
+    width, height = (int(v) for v in size)
+
+    def make(kind: ActionType, params: dict[str, Any]) -> Action:
+        return Action(kind, params, reasoning, "image")
+
+    def point(x_key: str, y_key: str, default: tuple[Any, Any] | None) -> dict[str, Any]:
+        x, y = params.get(x_key), params.get(y_key)
+        if default is not None:  # upstream's .get(key, centre): only a missing key
+            x = params[x_key] if x_key in params else default[0]
+            y = params[y_key] if y_key in params else default[1]
+        out = {}
+        if x is not None:
+            out[x_key] = upstream_coordinate(x)
+        if y is not None:
+            out[y_key] = upstream_coordinate(y)
+        return out
+
+    centre = (width // 2, height // 2)
+    if kind in (ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.RIGHT_CLICK):
+        out = point("x", "y", centre)
+        if kind is ActionType.CLICK and params.get("button") is not None:
+            out["button"] = params["button"]
+        return [make(kind, out)]
+    if kind is ActionType.MOVE:
+        return [make(kind, point("x", "y", None))]
+    if kind is ActionType.DRAG:
+        start = point("start_x", "start_y", None)
+        end = point("end_x", "end_y", None)
+        # Our names, so a missing end is reported as "x2 and y2", the names our docs use.
+        out = {"x": start.get("start_x"), "y": start.get("start_y")}
+        out.update(x2=end.get("end_x"), y2=end.get("end_y"))
+        return [make(kind, {k: v for k, v in out.items() if v is not None})]
+    if kind is ActionType.SCROLL:
+        amount = _upstream_count(params.get("amount", 3))
+        if isinstance(amount, int) and amount <= 0:
+            return [make(ActionType.WAIT, {"seconds": 0.0})]
+        if isinstance(amount, int):
+            amount = min(amount, MAX_UPSTREAM_SCROLL)
+        out = point("x", "y", centre)
+        out.update(direction=params.get("direction", "down"), amount=amount)
+        return [make(kind, out)]
+    if kind is ActionType.TYPE:
+        text = params.get("text") or params.get("content") or ""
+        text = text if isinstance(text, str) else str(text)
+        if text.startswith(("http://", "https://")):
+            keys = [make(ActionType.KEY, {"keys": k}) for k in ("ctrl+l", "ctrl+a")]
+            return [*keys, make(kind, {"text": text}), make(ActionType.KEY, {"keys": "Return"})]
+        steps = []
+        if params.get("clear_first"):
+            steps += [make(ActionType.KEY, {"keys": k}) for k in ("ctrl+a", "Delete")]
+        steps.append(make(kind, {"text": text}))
+        if params.get("press_enter"):
+            steps.append(make(ActionType.KEY, {"keys": "Return"}))
+        return steps
+    if kind is ActionType.KEY:
+        keys = params.get("keys") or params.get("key") or ""
+        return [make(kind, {"keys": keys})]
+    if kind is ActionType.WAIT:
+        seconds = params.get("seconds", 1.0)
+        if isinstance(seconds, Real) and not isinstance(seconds, bool):
+            seconds = min(seconds, MAX_UPSTREAM_WAIT_S)
+        return [make(kind, {"seconds": seconds})]
+    if kind is ActionType.LAUNCH_APP:
+        return [make(kind, {"command": _launch_command(params)})]
+    # done: its success and summary stay readable on the step record
+    return [make(kind, {k: params[k] for k in ("success", "summary") if k in params})]
+
+
+def _launch_command(params: Mapping[str, Any]) -> Any:
+    name = str(params.get("name") or params.get("command") or "").strip()
+    if not name:
+        return None  # validation reports "launch_app needs param 'command'"
+    args = params.get("args") or []
+    args = [str(a) for a in args] if isinstance(args, (list, tuple)) else []
+    extra = params.get("env") or {}
+    if isinstance(extra, Mapping) and extra:
+        return ["env", *(f"{k}={v}" for k, v in extra.items()), name, *args]
+    return [name, *args]
+
+
+def is_upstream_brain(brain: Any) -> bool:
+    """Whether ``brain.think`` has upstream's signature (``frames``, ``task``,
+    ``action_history``, ``screen_size``) rather than ``(observation, instruction, history)``.
+
+    Judged by parameter names: ``frames`` first, or ``action_history`` or ``screen_size``
+    among them. A ``think`` whose signature cannot be read is taken as native.
+    """
+    if isinstance(brain, UpstreamBrain):
+        return True
+    think = getattr(brain, "think", None)
+    if not callable(think):
+        return False
+    try:
+        parameters = list(inspect.signature(think).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(parameters) and (
+        parameters[0] == "frames" or "action_history" in parameters or "screen_size" in parameters
+    )
+
+
+def _as_pil(observation: Any) -> Any:
+    if isinstance(observation, Image.Image):
+        return observation
+    if isinstance(observation, np.ndarray) and observation.ndim == 3:
+        return Image.fromarray(observation)
+    return observation  # not an image: the brain gets what the env gives
+
+
+class UpstreamBrain:
+    """An upstream Mantis brain as a native one: ``think(observation, instruction, history)``
+    returns the list of this package's actions that perform the brain's action.
+
+    ``GymRunner`` binds the env (``bind``) and starts every episode with ``reset``, which clears
+    the frames and the action history and calls the brain's own ``reset`` (and, once, ``load``)
+    when it has them, as upstream's runner does. After each ``think``: ``last_result`` is what
+    the brain returned, ``last_action`` its action, ``last_thinking`` its ``.thinking``, and
+    ``last_error`` says why nothing could be dispatched (an empty list was returned).
+    ``last_image_size`` is the brain's own (the image its points refer to), None otherwise.
+    """
+
+    def __init__(self, brain: Any, *, frames_per_inference: int = UPSTREAM_FRAMES) -> None:
+        if isinstance(brain, UpstreamBrain):
+            brain = brain.brain
+        if not callable(getattr(brain, "think", None)):
+            raise InvalidInputError(
+                f"an upstream brain needs a think() method, got {type(brain).__name__}"
+            )
+        if isinstance(frames_per_inference, bool) or not (
+            isinstance(frames_per_inference, int) and frames_per_inference >= 1
+        ):
+            raise InvalidInputError(
+                f"frames_per_inference must be an integer >= 1, got {frames_per_inference!r}"
+            )
+        self.brain = brain
+        self.frames_per_inference = frames_per_inference
+        self.frames: deque[Any] = deque(maxlen=frames_per_inference)
+        self.action_history: list[Any] = []
+        self._screen_size: Any = None
+        self._loaded = False
+        self.last_result: Any = None
+        self.last_action: Any = None
+        self.last_thinking = ""
+        self.last_error: str | None = None
+
+    @property
+    def last_image_size(self) -> tuple[int, int] | None:
+        size = getattr(self.brain, "last_image_size", None)
+        return tuple(size) if size is not None else None  # type: ignore[return-value]
+
+    def bind(self, env: Any) -> None:
+        """Read ``screen_size`` from ``env`` at every step (it follows RandR resizes)."""
+        self._screen_size = lambda: tuple(env.screen_size)
+
+    def reset(self) -> None:
+        """A new episode: no frames, no history; the brain's ``load`` (once) and ``reset``."""
+        self.frames.clear()
+        self.action_history = []
+        self.last_result = self.last_action = self.last_error = None
+        self.last_thinking = ""
+        if not self._loaded:
+            load = getattr(self.brain, "load", None)
+            if callable(load):
+                load()
+            self._loaded = True
+        reset = getattr(self.brain, "reset", None)
+        if callable(reset):
+            reset()
+
+    def think(self, observation: Any, instruction: str, history: list[dict[str, Any]]) -> Any:
+        self.frames.append(_as_pil(observation))
+        task = instruction
+        if history and "nudge" in history[-1]:
+            task = f"{instruction}\n\n{history[-1]['nudge']}"
+        screen = self._screen_size() if self._screen_size is not None else None
+        if screen is None:
+            frame = self.frames[-1]
+            screen = getattr(frame, "size", None) or (frame.shape[1], frame.shape[0])
+        result = self.brain.think(
+            frames=list(self.frames),
+            task=task,
+            action_history=list(self.action_history),
+            screen_size=tuple(screen),
+        )
+        self.last_result = result
+        if isinstance(result, Mapping):
+            action, thinking = result.get("action"), result.get("thinking", "")
+        elif hasattr(result, "action"):
+            action, thinking = result.action, getattr(result, "thinking", "")
+        else:  # a brain that returns its Action itself
+            action, thinking = result, ""
+        self.last_action = action
+        self.last_thinking = thinking if isinstance(thinking, str) else ""
+        self.last_error = None
+        if action is not None:
+            self.action_history.append(action)
+        try:
+            return from_upstream(action, self.last_image_size or screen)
+        except InvalidInputError as exc:
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return []
+
+    def __repr__(self) -> str:
+        return f"UpstreamBrain({self.brain!r})"
