@@ -583,8 +583,13 @@ def test_state_loop():
     assert repeat_state(acts, ["u"] * 3, ["h"] * 3)
     assert not repeat_state(acts, ["u", "u", "v"], ["h"] * 3)
     assert not repeat_state(acts, ["u"] * 3, ["h", "h", "g"])
-    assert not repeat_state(acts, ["u"] * 3, [None] * 3)  # no frame: nothing known
-    assert not repeat_state(acts, ["u"] * 3, ["h", None, "h"])
+    assert repeat_state(acts, ["u"] * 3, [None] * 3)  # no frame: the URL alone is the state
+    assert repeat_state(acts, ["u"] * 3, [""] * 3)  # "" is no hash (upstream's failed hash)
+    assert not repeat_state(acts, ["u", "u", "v"], [None] * 3)
+    assert not repeat_state(acts, ["u"] * 3, ["h", None, "h"])  # the frame came and went
+    assert not repeat_state(acts, [""] * 3, [None] * 3)  # nothing known
+    assert not repeat_state(acts, [None] * 3, [None] * 3)
+    assert repeat_state(acts, [""] * 3, ["h"] * 3)  # the frame alone
 
 
 def repeat_state(actions, urls, frames):
@@ -617,13 +622,14 @@ def test_state_loop_from_real_frames():
 KINDS = ["click", "double_click", "right_click", "drag", "scroll", "type_text", "key_press", "wait"]
 REASONS = ["", "the submit button", "a link", "the dropdown", "select the card", "text field"]
 
+KEYS = ["a", "Page_Down", "ctrl+j", "backspace", "Up", "super"]
 actions_strategy = st.builds(
-    lambda kind, x, y, text, why, as_dict: (
-        {"type": kind, "x": x, "y": y, "text": text, "reasoning": why}
+    lambda kind, x, y, text, keys, why, as_dict: (
+        {"type": kind, "x": x, "y": y, "text": text, "keys": keys, "reasoning": why}
         if as_dict
         else Action(
             ActionType(kind) if kind in ActionType._value2member_map_ else kind,
-            {"x": x, "y": y, "text": text},
+            {"x": x, "y": y, "text": text, "keys": keys, "end_x": y},
             why,
         )
     ),
@@ -631,6 +637,7 @@ actions_strategy = st.builds(
     st.integers(0, 24),
     st.integers(0, 24),
     st.sampled_from(["", "a"]),
+    st.sampled_from(KEYS),
     st.sampled_from(REASONS),
     st.booleans(),
 )
@@ -638,7 +645,7 @@ steps_strategy = st.lists(
     st.tuples(
         actions_strategy,
         st.sampled_from(["", "a", "b"]),
-        st.sampled_from([None, "h1", "h2"]),
+        st.sampled_from([None, "", "h1", "h2"]),
     ),
     max_size=40,
 )
@@ -652,7 +659,7 @@ steps_strategy = st.lists(
     adaptive=st.sampled_from([True, False]),
 )
 def test_streaming_matches_reference(steps, tol, history, adaptive):
-    detector = LoopDetector(tol, history, adaptive=adaptive)
+    detector = LoopDetector(tol, history, adaptive=adaptive, adaptive_windows=True)
     reference = ReferenceLoopDetector(tol, adaptive=adaptive)
     for action, url, frame in steps:
         detector.record(action, url=url, frame=frame)
@@ -663,14 +670,28 @@ def test_streaming_matches_reference(steps, tol, history, adaptive):
                 detector.is_repeat_loop(window),
                 detector.is_state_loop(window),
                 detector.is_any_loop(window),
+                detector.pattern_diversity(window),
+                detector.state_progressed(window),
             )
             want = (
                 reference.is_drift_loop(window),
                 reference.is_repeat_loop(window),
                 reference.is_state_loop(window),
                 reference.is_any_loop(window),
+                reference.pattern_diversity(window),
+                reference.state_progressed(window),
             )
             assert got == want, (window, len(reference.samples))
+            for extension in range(history - window + 1):
+                got = (
+                    detector.adaptive_window(window, max_extension=extension),
+                    detector.is_any_loop_adaptive(window, max_extension=extension),
+                )
+                want = (
+                    reference.adaptive_window(window, max_extension=extension),
+                    reference.is_any_loop_adaptive(window, max_extension=extension),
+                )
+                assert got == want, (window, extension, len(reference.samples))
     assert len(detector) == min(len(steps), history)
 
 
@@ -741,11 +762,18 @@ def test_fuzz_record_and_checks_raise_only_value_errors(action, url, frame, wind
         (detector.is_any_loop, window),
         (detector.is_drift_loop, window),
         (detector._effective_click_tol, action),
+        (detector.pattern_diversity, window),
+        (detector.state_progressed, window),
+        (detector.adaptive_window, window),
+        (detector.is_any_loop_adaptive, window),
+        (lambda w: detector.adaptive_window(2, max_extension=w), window),
+        (lambda w: detector.adaptive_window(2, floor=w), window),
+        (lambda w: detector.is_any_loop_adaptive(2, max_extension=w), window),
     ):
         with contextlib.suppress(ValueError):
             check(arg)
     if not frame_ok:
-        with pytest.raises(ValueError, match="frame must be an image array, a hash string or None"):
+        with pytest.raises(ValueError, match="frame must be an image array, a PIL image"):
             detector.record({"type": "wait"}, frame=frame)
 
 

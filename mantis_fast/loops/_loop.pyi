@@ -21,7 +21,7 @@ def repeat_flags(
     out: np.ndarray,  # uint8_t[::1], (T,)
 ) -> None: ...
 def state_flags(
-    state: np.ndarray,  # const int64_t[::1], (T,), < 0 = no frame
+    state: np.ndarray,  # const int64_t[::1], (T,), < 0 = no state known (no frame, no URL)
     window: int,  # Py_ssize_t, >= 2
     out: np.ndarray,  # uint8_t[::1], (T,)
 ) -> None: ...

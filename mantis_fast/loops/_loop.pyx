@@ -195,7 +195,7 @@ def repeat_flags(
 
 
 def state_flags(const int64_t[::1] state, Py_ssize_t window, uint8_t[::1] out):
-    """State flags: ``window`` equal consecutive state codes, none negative (= no frame seen)."""
+    """State flags: ``window`` equal consecutive state codes, none negative (= nothing seen)."""
     cdef Py_ssize_t n = state.shape[0]
     cdef Py_ssize_t t, run = 0
     with nogil:

@@ -8,16 +8,22 @@ last ``window`` samples form a loop of one of three kinds:
   ``right_click``, or ``drag`` by its start point) and each lies within the effective click
   tolerance of the window's *first* sample on both axes (``|dx| <= tol and |dy| <= tol``).
 * **repeat** — the actions are identical (type and params; the reasoning text is not compared),
-  except scroll-like actions (type name contains ``"scroll"``) while the screen or URL changed at
-  every step of the window: scrolling through a long page is progress, scrolling at its end is not.
-* **state** — the samples share one frame hash and one URL. Samples recorded without a frame never
-  form a state loop (nothing is known about the screen).
+  except scroll-like actions (scrolls, waits, and page up/down, arrow up/down and j/k presses:
+  :func:`~mantis_fast.loops.samples.is_scroll_like`) while the screen or URL changed at every step
+  of the window: scrolling through a long page is progress, scrolling at its end is not.
+* **state** — the samples share one frame hash and one URL. The URL alone is enough when no frame
+  is given; samples recorded with neither never form a state loop (nothing is known).
 
 The click tolerance is adaptive: :func:`compute_click_tol_px` scales the baseline with the
 viewport diagonal (``max(floor, round(0.004 * hypot(w, h)))``), and the reasoning text of a
 window's first sample widens or tightens it through :data:`CLICK_TOL_KEYWORDS`. Both are
-switched off by ``MANTIS_ADAPTIVE_CLICK_TOL`` set to one of ``disabled, 0, false, off, no`` or
-per detector with ``LoopDetector(adaptive=False)``.
+switched off by ``MANTIS_ADAPTIVE_CLICK_TOL`` set to one of ``disabled, 0, false, off, no``
+(read at every check, as upstream) or per detector with ``LoopDetector(adaptive=False)``.
+
+Adaptive windows (:mod:`~mantis_fast.loops.adaptive`, upstream's ``MANTIS_LOOP_ADAPTIVE``):
+:meth:`LoopDetector.is_any_loop_adaptive` widens a window while the agent looks productive and
+narrows it while it looks stuck; ``adaptive_windows=False`` (or the variable set to ``disabled``)
+makes it :meth:`~LoopDetector.is_any_loop` of the base window.
 
 Actions are duck-typed (see :func:`normalize_action`): gym-style objects with ``.action_type``
 (a string or an enum whose ``.value`` is one), ``.params`` and ``.reasoning``, or plain mappings
@@ -32,7 +38,20 @@ from typing import Any
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops._loop import DriftRing
-from mantis_fast.loops.samples import DRIFT_KINDS, action_point, normalize_action, to_sample
+from mantis_fast.loops.adaptive import (
+    ADAPTIVE_LOOP_ENV,
+    adapt_window,
+    adaptive_loop_enabled,
+    pattern_signature,
+)
+from mantis_fast.loops.samples import (
+    DRIFT_KINDS,
+    SCROLL_LIKE_KEYS,
+    action_point,
+    is_scroll_like,
+    normalize_action,
+    to_sample,
+)
 from mantis_fast.loops.tolerance import (
     ADAPTIVE_CLICK_TOL_ENV,
     CLICK_TOL_KEYWORDS,
@@ -47,17 +66,22 @@ from mantis_fast.loops.tolerance import (
 
 __all__ = [
     "ADAPTIVE_CLICK_TOL_ENV",
+    "ADAPTIVE_LOOP_ENV",
     "CLICK_TOL_KEYWORDS",
     "DRIFT_KINDS",
     "MAX_CLICK_TOL_PX",
     "MAX_HISTORY",
+    "SCROLL_LIKE_KEYS",
     "LoopDetector",
     "action_point",
     "adaptive_click_tol_enabled",
+    "adaptive_loop_enabled",
     "click_tol_multiplier",
     "compute_click_tol_px",
     "effective_click_tol",
+    "is_scroll_like",
     "normalize_action",
+    "pattern_signature",
 ]
 
 
@@ -72,17 +96,19 @@ class LoopDetector:
 
     ``click_tol_px`` is the drift baseline (usually :func:`compute_click_tol_px` of the screen),
     a finite number in ``0..MAX_CLICK_TOL_PX``; ``history`` (``2..MAX_HISTORY``) bounds the ring
-    and so the largest window that can be asked about; ``adaptive``
-    overrides ``MANTIS_ADAPTIVE_CLICK_TOL`` for this detector (None: read the variable once, now).
+    and so the largest window that can be asked about. ``adaptive`` overrides
+    ``MANTIS_ADAPTIVE_CLICK_TOL`` and ``adaptive_windows`` overrides ``MANTIS_LOOP_ADAPTIVE`` for
+    this detector; None (the default) reads the variable at every check.
 
     Per step, :meth:`record` updates run lengths incrementally, so :meth:`is_repeat_loop` and
     :meth:`is_state_loop` are O(1) and :meth:`is_drift_loop` walks the window (in C, over the
     preallocated :class:`~mantis_fast.loops._loop.DriftRing`) only when its samples already share
-    one spatial action type.
+    one spatial action type. The adaptive-window signals walk their window in Python, when asked.
     """
 
     __slots__ = (
         "_adaptive",
+        "_adaptive_windows",
         "_change_run",
         "_count",
         "_drift_ring",
@@ -99,7 +125,14 @@ class LoopDetector:
         "history",
     )
 
-    def __init__(self, click_tol_px: float = 8, history: int = 32, *, adaptive: bool | None = None):
+    def __init__(
+        self,
+        click_tol_px: float = 8,
+        history: int = 32,
+        *,
+        adaptive: bool | None = None,
+        adaptive_windows: bool | None = None,
+    ):
         check_click_tol(click_tol_px)
         ok = isinstance(history, int) and not isinstance(history, bool)
         if not (ok and 2 <= history <= MAX_HISTORY):
@@ -108,10 +141,17 @@ class LoopDetector:
             )
         if adaptive not in (True, False, None):
             raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
+        if adaptive_windows not in (True, False, None):
+            raise InvalidInputError(
+                f"adaptive_windows must be True, False or None, got {_shown(adaptive_windows)}"
+            )
         self.click_tol_px = click_tol_px
         self.history = history
-        self._adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
+        self._adaptive = None if adaptive is None else bool(adaptive)
+        self._adaptive_windows = None if adaptive_windows is None else bool(adaptive_windows)
         self._drift_ring = DriftRing(history)
+        # Per slot: the keyword-scaled tolerance of that sample as a window's first, computed on
+        # first use (only read while adaptive tolerance is on).
         self._tols: list[float | None] = [None] * history
         self._reasons: list[str] = [""] * history
         self._signatures: list[Any] = [None] * history
@@ -122,8 +162,15 @@ class LoopDetector:
 
     @property
     def adaptive(self) -> bool:
-        """Whether keyword multipliers apply (the override, else the environment at creation)."""
-        return self._adaptive
+        """Whether the keyword multipliers apply now (the override, else the environment)."""
+        adaptive = self._adaptive
+        return adaptive_click_tol_enabled() if adaptive is None else adaptive
+
+    @property
+    def adaptive_windows(self) -> bool:
+        """Whether :meth:`is_any_loop_adaptive` adapts now (the override, else the environment)."""
+        adaptive = self._adaptive_windows
+        return adaptive_loop_enabled() if adaptive is None else adaptive
 
     def __len__(self) -> int:
         """Number of samples held (at most ``history``)."""
@@ -143,24 +190,26 @@ class LoopDetector:
     def _effective_click_tol(self, action: Any) -> float:
         """Drift tolerance for a window whose first sample is ``action``.
 
-        ``max(1, round(click_tol_px * multiplier))`` with the multiplier of the action's reasoning
-        text; the raw ``click_tol_px`` when adaptive tolerance is off.
+        ``max(1, round(click_tol_px * multiplier))`` when the action's reasoning text names a
+        keyword; the raw ``click_tol_px`` otherwise and when adaptive tolerance is off.
         """
-        return _scaled_click_tol(self.click_tol_px, normalize_action(action)[2], self._adaptive)
+        return _scaled_click_tol(self.click_tol_px, normalize_action(action)[2], self.adaptive)
 
     def record(self, action: Any, *, url: str | None = "", frame: Any = None) -> None:
         """Append one step: the action taken, the page URL and the frame (image or hash string).
 
-        ``frame`` is the screen the step belongs to: a precomputed hash string, an image (hashed
-        with ``mantis_fast.pixels.frames.frame_hash``), or None when unknown.
+        ``frame`` is the screen the step belongs to: a precomputed hash string, an image array
+        (hashed with ``mantis_fast.pixels.frames.frame_hash``), a ``PIL.Image`` (hashed with
+        ``phash_64``, as upstream does), or None (or ``""``) when unknown.
         """
-        kind, code, x, y, reasoning, signature, frame_hash, url = to_sample(action, url, frame)
+        _, code, x, y, reasoning, signature, scroll, frame_hash, url = to_sample(action, url, frame)
 
         history = self.history
         prev = self._head
         head = prev + 1
         if head == history:
             head = 0
+        known = frame_hash is not None or url != ""  # a state to compare: URL and/or frame
         if self._count:
             run = self._repeat_run
             self._repeat_run = (
@@ -169,41 +218,39 @@ class LoopDetector:
             run = self._change_run
             if frame_hash != self._hashes[prev] or url != self._urls[prev]:
                 self._change_run = run + 1 if run < history else run
-                self._state_run = 0 if frame_hash is None else 1
+                self._state_run = 1 if known else 0
             else:
                 self._change_run = 0
                 run = self._state_run
-                self._state_run = (
-                    (run + 1 if run < history else run) if frame_hash is not None else 0
-                )
+                self._state_run = (run + 1 if run < history else run) if known else 0
             if self._count < history:
                 self._count += 1
         else:
             self._repeat_run = 1
             self._change_run = 0
-            self._state_run = 0 if frame_hash is None else 1
+            self._state_run = 1 if known else 0
             self._count = 1
         self._head = head
         self._drift_ring.push(code, x, y)
         self._tols[head] = None
         self._reasons[head] = reasoning
         self._signatures[head] = signature
-        self._scrolls[head] = "scroll" in kind
+        self._scrolls[head] = scroll
         self._hashes[head] = frame_hash
         self._urls[head] = url
 
-    def _check_window(self, window: Any) -> int:
+    def _check_window(self, window: Any, name: str = "window") -> int:
         if type(window) is int and 2 <= window <= self.history:
             return window
         if isinstance(window, bool):
-            raise InvalidInputError(f"window must be an int, got {_shown(window)}")
+            raise InvalidInputError(f"{name} must be an int, got {_shown(window)}")
         try:
             window = operator.index(window)
         except TypeError:
-            raise InvalidInputError(f"window must be an int, got {_shown(window)}") from None
+            raise InvalidInputError(f"{name} must be an int, got {_shown(window)}") from None
         if window < 2 or window > self.history:
             raise InvalidInputError(
-                f"window must be in [2, history={self.history}], got {_shown(window)}"
+                f"{name} must be in [2, history={self.history}], got {_shown(window)}"
             )
         return window
 
@@ -211,13 +258,18 @@ class LoopDetector:
         ring = self._drift_ring
         if ring.kind_run < window:
             return False
+        adaptive = self._adaptive
+        if adaptive is None:
+            adaptive = adaptive_click_tol_enabled()  # read when checked, as upstream
+        if not adaptive:
+            return ring.within(window, self.click_tol_px)
         first = self._head - window + 1
         if first < 0:
             first += self.history
         tol = self._tols[first]
         if tol is None:
             tol = self._tols[first] = _scaled_click_tol(
-                self.click_tol_px, self._reasons[first], self._adaptive
+                self.click_tol_px, self._reasons[first], True
             )
         return ring.within(window, tol)
 
@@ -231,14 +283,98 @@ class LoopDetector:
         return self._drift(self._check_window(window))
 
     def is_repeat_loop(self, window: int) -> bool:
-        """The last ``window`` actions are identical (scrolls on a changing screen excepted)."""
+        """The last ``window`` actions are identical (scroll-likes on a moving screen excepted)."""
         return self._repeat(self._check_window(window))
 
     def is_state_loop(self, window: int) -> bool:
-        """The last ``window`` samples share one frame hash and URL."""
+        """The last ``window`` samples share one URL and frame hash (one of them at least known)."""
         return self._state_run >= self._check_window(window)
 
     def is_any_loop(self, window: int) -> bool:
         """Any of the three loop kinds over the last ``window`` samples."""
         window = self._check_window(window)
+        return self._state_run >= window or self._repeat(window) or self._drift(window)
+
+    # --- adaptive windows (upstream's #298) -----------------------------------------------------
+
+    def _slots(self, window: int) -> range | list[int]:
+        """Ring slots of the last ``window`` samples, oldest first (``window <= count``)."""
+        first = self._head - window + 1
+        if first >= 0:
+            return range(first, self._head + 1)
+        return [*range(first + self.history, self.history), *range(self._head + 1)]
+
+    def _diversity(self, window: int) -> float:
+        if self._count < window:
+            return 0.0
+        signatures = self._signatures
+        return len({pattern_signature(*signatures[i]) for i in self._slots(window)}) / window
+
+    def _progressed(self, window: int) -> bool:
+        if self._count < window:
+            return False
+        slots = self._slots(window)
+        urls = {self._urls[i] for i in slots}
+        urls.discard("")
+        hashes = {self._hashes[i] for i in slots}
+        hashes.discard(None)
+        return len(urls) > 1 or len(hashes) > 1
+
+    def pattern_diversity(self, window: int) -> float:
+        """Distinct :func:`~mantis_fast.loops.adaptive.pattern_signature` values among the last
+        ``window`` actions, divided by ``window``: 1.0 all different, ``1 / window`` all alike;
+        0.0 while fewer than ``window`` samples are held."""
+        return self._diversity(self._check_window(window))
+
+    def state_progressed(self, window: int) -> bool:
+        """More than one distinct non-empty URL or frame hash among the last ``window`` samples
+        (False while fewer are held)."""
+        return self._progressed(self._check_window(window))
+
+    def _adapt(self, base_window: Any, max_extension: Any, floor: Any) -> int:
+        base = self._check_window(base_window, "base_window")
+        for name, value, low in (("max_extension", max_extension, 0), ("floor", floor, 2)):
+            if type(value) is not int or value < low:
+                raise InvalidInputError(f"{name} must be an int >= {low}, got {_shown(value)}")
+        if base + max_extension > self.history:
+            raise InvalidInputError(
+                f"base_window + max_extension must be at most history={self.history}, got "
+                f"{base} + {max_extension}"
+            )
+        if base <= floor or self._count < base:
+            return base
+        return adapt_window(
+            base,
+            self._count,
+            self._diversity(base),
+            self._progressed(base),
+            max_extension,
+            floor,
+        )
+
+    def adaptive_window(self, base_window: int, *, max_extension: int = 2, floor: int = 2) -> int:
+        """``base_window`` adjusted by the recent pattern diversity and state progress.
+
+        Widened to ``base_window + max_extension`` while the last ``base_window`` steps look
+        productive (diversity >= 0.6, or the URL or screen moved), narrowed by
+        ``max(1, max_extension // 2)`` but not below ``floor`` while they look stuck (diversity
+        <= 0.25 and nothing moved); unchanged otherwise, while fewer than ``base_window`` samples
+        are held, and when ``base_window <= floor``. ``base_window + max_extension`` must fit in
+        ``history``. Computed whatever the toggle says (see :meth:`is_any_loop_adaptive`).
+        """
+        return self._adapt(base_window, max_extension, floor)
+
+    def is_any_loop_adaptive(self, base_window: int, *, max_extension: int = 2) -> bool:
+        """:meth:`is_any_loop` over :meth:`adaptive_window`, with a pagination guard: a window in
+        which the URL or screen moved is progress, unless it is a state loop.
+
+        When adaptive windows are off (``adaptive_windows=False``, or ``MANTIS_LOOP_ADAPTIVE``
+        set to ``disabled``, ``0``, ``false``, ``off`` or ``no`` with no override) this is
+        ``is_any_loop(base_window)``; the arguments are checked either way.
+        """
+        window = self._adapt(base_window, max_extension, 2)
+        if not self.adaptive_windows:
+            return self.is_any_loop(base_window)
+        if self._progressed(window) and self._state_run < window:
+            return False
         return self._state_run >= window or self._repeat(window) or self._drift(window)

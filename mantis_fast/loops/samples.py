@@ -7,6 +7,8 @@ the streaming :class:`~mantis_fast.loops.detector.LoopDetector` and the batched
 from __future__ import annotations
 
 import math
+import re
+import sys
 from collections.abc import Mapping
 from numbers import Real
 from typing import Any
@@ -17,12 +19,30 @@ from mantis_fast.actions.model import CANONICAL_NAMES
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import _shown
 
-__all__ = ["DRIFT_CODE", "DRIFT_KINDS", "action_point", "normalize_action", "to_sample"]
+__all__ = [
+    "DRIFT_CODE",
+    "DRIFT_KINDS",
+    "SCROLL_LIKE_KEYS",
+    "action_point",
+    "is_scroll_like",
+    "normalize_action",
+    "to_sample",
+]
 
 #: Action types that can form a drift loop; their codes in batched arrays are 1..len(DRIFT_KINDS)
 #: in this order, 0 standing for every other action (and for spatial actions without a point).
 DRIFT_KINDS: tuple[str, ...] = ("click", "double_click", "right_click", "drag")
 DRIFT_CODE = {name: code for code, name in enumerate(DRIFT_KINDS, start=1)}
+
+#: Keys whose repeated presses read a page rather than loop (exempt from repeat loops while the
+#: screen keeps changing, as scrolls are): upstream Mantis's list, page up/down, the up/down
+#: arrows and vi's j/k, plus the spellings the input layer also accepts for the same keys (pgup,
+#: pgdn) and the browser names of the arrows (which upstream's substring match also caught).
+SCROLL_LIKE_KEYS = frozenset(
+    {"page_down", "pagedown", "page_up", "pageup", "down", "up", "j", "k"}
+    | {"pgdn", "pgup", "arrowdown", "arrowup"}
+)
+_KEY_SEPARATORS = re.compile(r"[+\s,]+")
 
 # Where an action's point is looked up, in order; a drag's (x, y) is its start point.
 _POINT_KEYS = (("x", "y"), ("start_x", "start_y"), ("x1", "y1"))
@@ -113,6 +133,26 @@ def action_point(params: Mapping[str, Any]) -> tuple[float, float] | None:
     return None
 
 
+def is_scroll_like(kind: str, params: Mapping[str, Any]) -> bool:
+    """Whether repeating the action is how one reads a page: a scroll (any type whose name
+    contains ``"scroll"``), a wait, or a key press of a :data:`SCROLL_LIKE_KEYS` key.
+
+    ``kind`` is the canonical type name. A key press's combination (``keys``, ``key`` or ``text``:
+    ``"ctrl+down"``, ``"Page_Down"``, ``["shift", "j"]``) is split on ``+``, commas and spaces, and
+    one of its keys must be a navigation key by its whole name: ``"backspace"`` is not ``"k"``.
+    """
+    if kind == "key":
+        keys = params.get("keys") or params.get("key") or params.get("text")
+        if isinstance(keys, str):
+            names = _KEY_SEPARATORS.split(keys.lower())
+        elif isinstance(keys, (list, tuple)):
+            names = [k.lower() for k in keys if isinstance(k, str)]
+        else:
+            return False
+        return not SCROLL_LIKE_KEYS.isdisjoint(names)
+    return kind == "wait" or "scroll" in kind
+
+
 _frame_hash = None
 
 
@@ -127,12 +167,26 @@ def _hash_frame(frame: Any) -> str:
     return _frame_hash(frame)
 
 
+def _is_pil_image(frame: Any) -> bool:
+    pil = sys.modules.get("PIL.Image")  # not imported: cannot be a PIL image
+    return pil is not None and isinstance(frame, pil.Image)
+
+
+def _phash_pil(frame: Any) -> str:
+    from mantis_fast.pixels.frames import phash_64
+
+    return phash_64(frame)
+
+
 def to_sample(action: Any, url: Any, frame: Any) -> tuple:
     """One step as the detectors store it.
 
-    ``(type, drift code, x, y, reasoning, signature, frame hash, url)``: the drift code is 0 for
-    actions that cannot drift (including spatial ones without a point, whose x, y are 0.0); the
-    signature ``(type, params)`` is what repeat loops compare with ``==``.
+    ``(type, drift code, x, y, reasoning, signature, scroll-like, frame hash, url)``: the drift
+    code is 0 for actions that cannot drift (including spatial ones without a point, whose x, y
+    are 0.0); the signature ``(type, params)`` is what repeat loops compare with ``==``;
+    scroll-like is :func:`is_scroll_like`. ``frame`` is a hash string (``""`` is none, as
+    upstream's failed hash), an image array (hashed with ``frame_hash``), a ``PIL.Image`` (hashed
+    with ``phash_64``, upstream's own hash) or None; ``url`` a string or None (``""``).
     """
     kind, params, reasoning = normalize_action(action)
     code = DRIFT_CODE.get(kind, 0)
@@ -144,14 +198,17 @@ def to_sample(action: Any, url: Any, frame: Any) -> tuple:
         else:
             x, y = point
     if frame is None or type(frame) is str:
-        frame_hash = frame
+        frame_hash = frame or None
     elif isinstance(frame, str):
-        frame_hash = str(frame)
+        frame_hash = str(frame) or None
     elif isinstance(frame, np.ndarray):
         frame_hash = _hash_frame(frame)
+    elif _is_pil_image(frame):
+        frame_hash = _phash_pil(frame)
     else:
         raise InvalidInputError(
-            f"frame must be an image array, a hash string or None, got {type(frame).__name__}"
+            "frame must be an image array, a PIL image, a hash string or None, got "
+            f"{type(frame).__name__}"
         )
     if type(url) is not str:
         if url is None:
@@ -162,4 +219,8 @@ def to_sample(action: Any, url: Any, frame: Any) -> tuple:
             raise InvalidInputError(f"url must be a string, got {type(url).__name__} {_shown(url)}")
     # The mapping form without a "params" key already built a private params dict.
     owned = type(action) is dict and "params" not in action
-    return kind, code, x, y, reasoning, (kind, params if owned else dict(params)), frame_hash, url
+    signature = (kind, params if owned else dict(params))
+    scroll_like = (
+        "scroll" in kind or kind == "wait" or (kind == "key" and is_scroll_like(kind, params))
+    )
+    return kind, code, x, y, reasoning, signature, scroll_like, frame_hash, url

@@ -3,8 +3,9 @@ spot" for drift loops.
 
 :func:`compute_click_tol_px` scales a floor with the viewport diagonal,
 ``max(floor, round(0.004 * hypot(w, h)))``; the reasoning text of a window's first sample widens or
-tightens it through :data:`CLICK_TOL_KEYWORDS` (effective tolerance ``max(1, round(tol * mult))``).
-``MANTIS_ADAPTIVE_CLICK_TOL`` set to one of ``disabled, 0, false, off, no`` switches both off.
+tightens it through :data:`CLICK_TOL_KEYWORDS` (effective tolerance ``max(1, round(tol * mult))``
+when a keyword is found, ``tol`` itself otherwise). ``MANTIS_ADAPTIVE_CLICK_TOL`` set to one of
+``disabled, 0, false, off, no`` switches both off; it is read whenever a tolerance is computed.
 """
 
 from __future__ import annotations
@@ -121,8 +122,14 @@ def compute_click_tol_px(viewport: Any, *, floor: int = 8) -> int:
 
 def click_tol_multiplier(reasoning: str | None) -> float:
     """The multiplier of the first :data:`CLICK_TOL_KEYWORDS` entry found in ``reasoning``."""
+    multiplier = _keyword_multiplier(reasoning)
+    return 1.0 if multiplier is None else multiplier
+
+
+def _keyword_multiplier(reasoning: str | None) -> float | None:
+    """The first keyword's multiplier, None when ``reasoning`` names no keyword."""
     if not reasoning:
-        return 1.0
+        return None
     if not isinstance(reasoning, str):
         raise InvalidInputError(
             f"reasoning must be a string or None, got {type(reasoning).__name__}"
@@ -131,11 +138,12 @@ def click_tol_multiplier(reasoning: str | None) -> float:
     for keyword, multiplier in CLICK_TOL_KEYWORDS:
         if keyword in text:
             return multiplier
-    return 1.0
+    return None
 
 
 def effective_click_tol(click_tol_px: float, reasoning: str | None, adaptive: bool) -> float:
-    """``max(1, round(click_tol_px * multiplier))`` when adaptive, else ``click_tol_px`` as is.
+    """``max(1, round(click_tol_px * multiplier))`` when adaptive and ``reasoning`` names a
+    :data:`CLICK_TOL_KEYWORDS` keyword, else ``click_tol_px`` as is.
 
     ``click_tol_px`` is checked as ``LoopDetector`` checks it (finite, ``0..MAX_CLICK_TOL_PX``),
     ``reasoning`` must be a string or None and ``adaptive`` a bool.
@@ -155,7 +163,9 @@ def _scaled_click_tol(click_tol_px: float, reasoning: str | None, adaptive: bool
     ``click_tol_px`` was checked once, when they were built)."""
     if not adaptive:
         return click_tol_px
-    return max(1, round(click_tol_px * click_tol_multiplier(reasoning)))
+    multiplier = _keyword_multiplier(reasoning)
+    # No keyword: the baseline untouched (not rounded, nor raised to 1), as upstream.
+    return click_tol_px if multiplier is None else max(1, round(click_tol_px * multiplier))
 
 
 def check_click_tol(click_tol_px: Any) -> None:

@@ -10,7 +10,7 @@ The arrays are integer-coded:
   :data:`~mantis_fast.loops.detector.DRIFT_KINDS` in order (or the action type names themselves).
 * ``action_id`` — equal ids on consecutive steps mean identical actions (type and params).
 * ``state`` — equal codes on consecutive steps mean the same (frame hash, URL); a negative code
-  means no frame was seen at that step, which never forms a state loop.
+  means neither a frame nor a URL was seen at that step, which never forms a state loop.
 
 :meth:`Trajectory.from_actions` builds all of them from the same action forms the streaming
 detector accepts. ``window`` is any int >= 2: one longer than the trajectory flags nothing (all
@@ -232,8 +232,8 @@ class Trajectory:
     kind: np.ndarray  # int8 (T,), drift codes
     tol: np.ndarray  # float64 (T,), effective click tolerance as a window's first sample
     action_id: np.ndarray  # int64 (T,), equal on consecutive identical actions
-    scroll: np.ndarray  # bool (T,), scroll-like action
-    state: np.ndarray  # int64 (T,), equal on consecutive equal (frame hash, URL); < 0: no frame
+    scroll: np.ndarray  # bool (T,), scroll-like action (scroll, wait, navigation key)
+    state: np.ndarray  # int64 (T,), equal on consecutive equal (frame hash, URL); < 0: neither
 
     def __post_init__(self) -> None:
         xs = _finite_float64("x", self.x)
@@ -272,7 +272,8 @@ class Trajectory:
         """Encode actions (any form :func:`~mantis_fast.loops.detector.normalize_action` takes).
 
         ``urls`` and ``frames`` (hash strings, images or None) go step by step with the actions;
-        ``click_tol_px`` and ``adaptive`` mean what they mean for ``LoopDetector``.
+        ``click_tol_px`` and ``adaptive`` mean what they mean for ``LoopDetector`` (None reads
+        ``MANTIS_ADAPTIVE_CLICK_TOL`` now, once for the whole trajectory).
         """
         actions = list(actions)
         n = len(actions)
@@ -298,18 +299,21 @@ class Trajectory:
         action_run = state_run = 0
         previous = None
         for t, (action, url, frame) in enumerate(zip(actions, urls, frames, strict=True)):
-            kind, code, x, y, reasoning, signature, frame_hash, url = to_sample(action, url, frame)
+            _, code, x, y, reasoning, signature, scroll, frame_hash, url = to_sample(
+                action, url, frame
+            )
             if code:
                 kinds[t], xs[t], ys[t] = code, x, y
                 tols[t] = _scaled_click_tol(click_tol_px, reasoning, adaptive)
-            scrolls[t] = "scroll" in kind
+            scrolls[t] = scroll
             if previous is not None:
                 if signature != previous[0]:
                     action_run += 1
                 if (frame_hash, url) != previous[1]:
                     state_run += 1
             ids[t] = action_run
-            states[t] = state_run if frame_hash is not None else -1 - state_run
+            known = frame_hash is not None or url != ""  # the URL alone is a state
+            states[t] = state_run if known else -1 - state_run
             previous = (signature, (frame_hash, url))
         return cls(xs, ys, kinds, tols, ids, scrolls, states)
 
