@@ -59,3 +59,66 @@ def test_demo_hits_every_target_and_writes_its_run(tmp_path: Path) -> None:
     assert first.shape == (720, 1280, 3)
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     assert [e["type"] for e in events].count("hit") == 4
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "displays"
+
+
+def test_displays_human_and_json() -> None:
+    with Xvfb(size=(3000, 1000)) as server:
+        for args in (
+            ("left", "1800/400x1000/200+0+0", "screen"),
+            ("right", "1200/300x800/200+1800+0", "none"),
+        ):
+            subprocess.run(["xrandr", "--setmonitor", *args], env=server.env(), check=True)
+        text = run_cli("displays", "--display", server.display, env=dict(os.environ))
+        assert text.splitlines() == [
+            "2 display(s) from x11",
+            "*0: left 1800x1000+0+0",
+            " 1: right 1200x800+1800+0",
+        ]
+        # No Wayland compositor in this environment: auto detection lists $DISPLAY's monitors.
+        env = {k: v for k, v in server.env().items() if k not in ("SWAYSOCK", "WAYLAND_DISPLAY")}
+        env.pop("HYPRLAND_INSTANCE_SIGNATURE", None)
+        descriptor = json.loads(run_cli("displays", "--json", env=env))
+    assert descriptor == {
+        "version": 1,
+        "source": "x11",
+        "primary": 0,
+        "displays": [
+            {"id": 0, "name": "left", "bounds": [0, 0, 1800, 1000], "scale_factor": 1.0,
+             "primary": True},
+            {"id": 1, "name": "right", "bounds": [1800, 0, 1200, 800], "scale_factor": 1.0,
+             "primary": False},
+        ],
+    }  # fmt: skip
+
+
+def test_displays_from_a_compositor_tool(tmp_path: Path) -> None:
+    # A hyprctl on PATH printing a real `hyprctl monitors -j` reply: the CLI runs it for real.
+    tool = tmp_path / "hyprctl"
+    tool.write_text(f"#!/bin/sh\ncat '{FIXTURES / 'hyprland_laptop_rotated.json'}'\n")
+    tool.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    descriptor = json.loads(run_cli("displays", "--source", "hyprland", "--json", env=env))
+    expected = json.loads((FIXTURES / "hyprland_laptop_rotated.expected.json").read_text())
+    assert descriptor == expected
+    text = run_cli("displays", "--source", "hyprland", env=env)
+    assert text.splitlines() == [
+        "2 display(s) from hyprland",
+        "*0: eDP-1 1728x1152+0+0 scale 1.66667 (2880x1920 pixels)",
+        " 1: DP-2 1440x2560+1728-400",
+    ]
+
+
+def test_displays_names_a_missing_tool(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "mantis_fast.cli", "displays", "--source", "sway"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == "mantis-fast displays: swaymsg not found on PATH"

@@ -642,3 +642,43 @@ def test_x11_fallback_lists_randr_monitors(fresh_xvfb: Xvfb, tmp_path: Path) -> 
 def test_x11_without_a_display_is_a_display_error() -> None:
     with pytest.raises(DisplayError, match="cannot connect to X display ':5999'"):
         enumerate_displays("x11", display=":5999", environ={})
+
+
+# -- the agent's /state ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fresh_xvfb", [(2400, 900)], indirect=True)
+def test_agent_state_carries_the_displays_descriptor(fresh_xvfb: Xvfb, tmp_path: Path) -> None:
+    import httpx
+
+    from mantis_fast.agent import AgentConfig, AgentThread
+
+    for args in (
+        ("*main", "1600/400x900/200+0+0", "screen"),
+        ("side", "800/200x600/150+1600+0", "none"),
+    ):
+        subprocess.run(["xrandr", "--setmonitor", *args], env=fresh_xvfb.env(), check=True)
+    config = AgentConfig.from_mapping(
+        {"display": fresh_xvfb.display, "port": 0, "runs_dir": str(tmp_path / "runs"),
+         "physical_execution": False, "boot_enabled": False}
+    )  # fmt: skip
+    agent = AgentThread(config)
+    url = agent.start()
+    try:
+        agent.wait_for(lambda engine: engine.phase == "waiting_inject", 30)
+        state = httpx.get(url.rstrip("/") + "/state?images=0", timeout=10).json()
+    finally:
+        agent.stop()
+        agent.join()
+    assert state["displays"] == {
+        "version": 1,
+        "source": "x11",
+        "primary": 0,
+        "displays": [
+            {"id": 0, "name": "main", "bounds": [0, 0, 1600, 900], "scale_factor": 1.0,
+             "primary": True},
+            {"id": 1, "name": "side", "bounds": [1600, 0, 800, 600], "scale_factor": 1.0,
+             "primary": False},
+        ],
+    }  # fmt: skip
+    assert displays_from_descriptor(state["displays"]) == list_displays(fresh_xvfb.display)
