@@ -99,7 +99,7 @@ from mantis_fast.pixels.sizing import (
     scale_percent_size,
     smart_resize,
 )
-from mantis_fast.x11.capture import Capture, Settled
+from mantis_fast.x11.capture import Capture, DisplayGrab, Settled
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.monitors import list_displays
 from mantis_fast.x11.xvfb import Xvfb
@@ -119,6 +119,7 @@ __all__ = [
     "DesktopPoolError",
     "Dispatcher",
     "Display",
+    "DisplayGrab",
     "DisplayError",
     "DisplayFallbackWarning",
     "EngineFinished",
