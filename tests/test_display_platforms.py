@@ -597,6 +597,9 @@ def _group_alive(group: int) -> bool:
 def test_output_is_capped() -> None:
     with pytest.raises(DisplayToolError, match="yes wrote more than 65536 bytes"):
         run_tool(["yes"], timeout=10, max_output=65536)
+    for bad in ([], "hyprctl", [b"hyprctl"]):
+        with pytest.raises(InvalidInputError, match="argv must be a non-empty sequence"):
+            run_tool(bad, timeout=1)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
-from mantis_fast.errors import DisplayError
+from mantis_fast.errors import DisplayError, InvalidInputError
 
 __all__ = ["MAX_OUTPUT_BYTES", "DisplayToolError", "DisplayToolTimeout", "run_tool"]
 
@@ -93,6 +93,8 @@ def run_tool(
     closed; on a timeout its whole process group is killed, so a grandchild holding the pipe
     open cannot keep the caller waiting.
     """
+    if isinstance(argv, str) or not argv or not all(isinstance(a, str) for a in argv):
+        raise InvalidInputError(f"argv must be a non-empty sequence of strings, got {argv!r:.80}")
     tool = os.path.basename(argv[0])
     search_path = (env if env is not None else os.environ).get("PATH", os.defpath)
     executable = shutil.which(argv[0], path=search_path)
