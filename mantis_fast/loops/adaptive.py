@@ -17,10 +17,11 @@ state did not progress, and stays ``base`` otherwise or while fewer than ``base`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from numbers import Real
 from typing import Any
+
+from mantis_fast.loops.toggles import toggle_enabled
 
 __all__ = [
     "ADAPTIVE_LOOP_ENV",
@@ -33,7 +34,6 @@ __all__ = [
 ]
 
 ADAPTIVE_LOOP_ENV = "MANTIS_LOOP_ADAPTIVE"
-_DISABLED_VALUES = frozenset({"disabled", "0", "false", "off", "no"})
 #: Diversity at or above which the window widens, and at or below which (with no state progress)
 #: it narrows: upstream's thresholds.
 DIVERSITY_EXTEND = 0.6
@@ -51,8 +51,7 @@ def adaptive_loop_enabled() -> bool:
     Off for ``disabled``, ``0``, ``false``, ``off`` or ``no`` (any case, surrounding spaces
     ignored). Read at every call, so a per-request override of the variable applies at once.
     """
-    value = os.environ.get(ADAPTIVE_LOOP_ENV)
-    return value is None or value.strip().lower() not in _DISABLED_VALUES
+    return toggle_enabled(ADAPTIVE_LOOP_ENV)
 
 
 def _bucket(value: Any) -> int | None:

@@ -52,6 +52,7 @@ from mantis_fast.loops.samples import (
     normalize_action,
     to_sample,
 )
+from mantis_fast.loops.toggles import toggle_enabled
 from mantis_fast.loops.tolerance import (
     ADAPTIVE_CLICK_TOL_ENV,
     CLICK_TOL_KEYWORDS,
@@ -260,7 +261,7 @@ class LoopDetector:
             return False
         adaptive = self._adaptive
         if adaptive is None:
-            adaptive = adaptive_click_tol_enabled()  # read when checked, as upstream
+            adaptive = toggle_enabled(ADAPTIVE_CLICK_TOL_ENV)  # read when checked, as upstream
         if not adaptive:
             return ring.within(window, self.click_tol_px)
         first = self._head - window + 1

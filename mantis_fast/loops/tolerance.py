@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import operator
-import os
 from numbers import Real
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import _shown
+from mantis_fast.loops.toggles import toggle_enabled
 
 __all__ = [
     "ADAPTIVE_CLICK_TOL_ENV",
@@ -39,7 +39,6 @@ ADAPTIVE_CLICK_TOL_ENV = "MANTIS_ADAPTIVE_CLICK_TOL"
 MAX_CLICK_TOL_PX = 2**31 - 1
 #: Viewport sides beyond this are not a usable viewport (``compute_click_tol_px`` gives the floor).
 MAX_VIEWPORT_SIDE = 2**31 - 1
-_DISABLED_VALUES = frozenset({"disabled", "0", "false", "off", "no"})
 
 #: Keyword (substring of the lower-cased reasoning text) -> tolerance multiplier, in priority
 #: order: the first keyword found wins, multi-word phrases before their substrings.
@@ -61,9 +60,9 @@ CLICK_TOL_KEYWORDS: tuple[tuple[str, float], ...] = (
 
 
 def adaptive_click_tol_enabled() -> bool:
-    """Whether ``MANTIS_ADAPTIVE_CLICK_TOL`` leaves adaptive tolerance on (the default)."""
-    value = os.environ.get(ADAPTIVE_CLICK_TOL_ENV)
-    return value is None or value.strip().lower() not in _DISABLED_VALUES
+    """Whether ``MANTIS_ADAPTIVE_CLICK_TOL`` leaves adaptive tolerance on (the default); off for
+    ``disabled``, ``0``, ``false``, ``off`` or ``no``. Read at every call."""
+    return toggle_enabled(ADAPTIVE_CLICK_TOL_ENV)
 
 
 def _check_floor(floor: Any) -> int:
