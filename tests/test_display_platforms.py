@@ -257,6 +257,8 @@ def mac(*displays: dict) -> str:
          "are not one scale of"),
         (parse_system_profiler_displays, mac({**MAC_DISPLAY, "_spdisplays_displayID": "0x1"}),
          "must be a decimal id"),
+        (parse_system_profiler_displays, mac({**MAC_DISPLAY, "_spdisplays_displayID": "\u00b2"}),
+         "must be a decimal id"),
         (parse_system_profiler_displays, mac({**MAC_DISPLAY, "_spdisplays_resolution": "0 x 9"}),
          "empty resolution"),
         (parse_windows_screens, "7", "expected a JSON array, got 7"),

@@ -341,7 +341,7 @@ def parse_sway_outputs(text: str | bytes) -> list[Display]:
 
 # -- macOS: system_profiler -----------------------------------------------------------------
 
-_SIZE_TEXT = re.compile(r"^\s*(\d{1,6})\s*x\s*(\d{1,6})\b")
+_SIZE_TEXT = re.compile(r"^\s*(\d{1,6})\s*x\s*(\d{1,6})\b", re.ASCII)
 
 
 def _size_text(value: Any, key: str, where: str) -> tuple[int, int] | None:
@@ -400,7 +400,7 @@ def parse_system_profiler_displays(
             if min(*logical, *pixels) < 1:
                 raise InvalidInputError(f"{where}: empty resolution {logical} / {pixels}")
             scale = pixels[0] / logical[0]
-            # A scaled mode renders at an integer factor of the points on both axes.
+            # One scale on both axes: a mode macOS draws never stretches one axis.
             if abs(pixels[1] / logical[1] - scale) > 0.02 * scale:
                 raise InvalidInputError(
                     f"{where}: pixels {pixels[0]}x{pixels[1]} are not one scale of "
@@ -409,7 +409,9 @@ def parse_system_profiler_displays(
             cg_id = None
             if info.get("_spdisplays_displayID") is not None:
                 raw = info["_spdisplays_displayID"]
-                if not (isinstance(raw, str) and raw.isdigit() and len(raw) <= 10):
+                if not (
+                    isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 10
+                ):
                     raise InvalidInputError(
                         f"{where}: '_spdisplays_displayID' must be a decimal id, got {_brief(raw)}"
                     )

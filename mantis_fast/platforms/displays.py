@@ -128,7 +128,7 @@ def _main_display_id(timeout: float, env: Mapping[str, str]) -> int | None:
     except DisplayToolError:
         return None
     text = text.strip()
-    return int(text) if text.isdigit() and len(text) <= 10 else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else None
 
 
 def enumerate_displays(
