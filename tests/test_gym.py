@@ -8,14 +8,17 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from mantis_fast.errors import InvalidInputError
+from mantis_fast.errors import AppError, InvalidInputError
 from mantis_fast.gym import Action, ActionType, GymRunner, XdotoolGymEnv, scale_brain_to_display
+from mantis_fast.gym.runner import click_tolerance
 from tests.tk_app import Recorder
+from tests.tk_button import BUTTON_COLOUR, GEOMETRY
 
 
 @pytest.fixture(scope="module")
@@ -224,3 +227,87 @@ def test_runner_done_and_max_steps(env) -> None:
         GymRunner(env, moving, soft_loop_window=9, hard_loop_window=8)
     with pytest.raises(ValueError, match="hard_loop_window <= 65536"):
         GymRunner(env, moving, soft_loop_window=3, hard_loop_window=10**12)
+
+
+# -- reset waits for the app ---------------------------------------------------------------------
+BUTTON_APP = Path(__file__).with_name("tk_button.py")
+
+
+@pytest.mark.parametrize(
+    "slow",
+    [["--sleep-before", "1.5"], ["--blank-for", "1.0"]],
+    ids=["no-window-for-1.5s", "window-blank-for-1s"],
+)
+def test_reset_returns_once_a_slow_app_is_drawn(tmp_path, slow) -> None:
+    """A Tk app that sleeps before building its UI (before or after mapping its window): the
+    first observation already shows the UI, so a brain's first step is not wasted."""
+    app = [sys.executable, str(BUTTON_APP), str(tmp_path / "clicks"), *slow]
+    with XdotoolGymEnv(viewport=(640, 480), app=app, settle_time=0.3) as slow_env:
+        result = slow_env.reset()
+        found = result.info["app_window"]
+        assert found.painted and found.waited >= 1.0
+        assert found.window.bounds == GEOMETRY
+        (app_process,) = slow_env._processes
+        assert app_process.pid in found.window.pids  # found by its owner, not by chance
+        button = (result.observation == BUTTON_COLOUR).all(axis=2)
+        assert button.sum() > 1000, "the first observation does not show the button"
+
+
+def test_reset_says_clearly_when_the_app_shows_no_window(tmp_path) -> None:
+    windowless = [sys.executable, "-c", "import time; time.sleep(30)"]
+    with XdotoolGymEnv(viewport=(320, 240), app=windowless, app_timeout=1.0) as no_window:
+        started = time.monotonic()
+        with pytest.raises(AppError, match=r"mapped no window within 1s .*app_timeout=None"):
+            no_window.reset()
+        assert time.monotonic() - started < 5
+    failing = [sys.executable, "-c", "raise SystemExit(3)"]
+    with (
+        XdotoolGymEnv(viewport=(320, 240), app=failing) as exits,
+        pytest.raises(AppError, match="exited with code 3 before showing a window"),
+    ):
+        exits.reset()
+    for bad in ({"app_timeout": 0}, {"app_timeout": math.inf}, {"paint_timeout": -1}):
+        with pytest.raises(InvalidInputError, match="timeout"):
+            XdotoolGymEnv(display=":0", **bad)
+
+
+# -- the click tolerance per request (seed 002) --------------------------------------------------
+@pytest.mark.parametrize(
+    ("size", "adaptive", "variable", "expected"),
+    [
+        ((3840, 2160), None, None, 18),
+        ((3840, 2160), None, "disabled", 8),
+        ((3840, 2160), True, "disabled", 18),  # the request turns it on for itself
+        ((3840, 2160), False, None, 8),  # ... or off
+        ((2560, 1440), True, "off", 12),
+        ((1920, 1080), None, None, 9),
+        ((1280, 800), True, None, 8),
+        (None, True, "disabled", 8),
+        (("wide", 1), True, "disabled", 8),
+    ],
+)
+def test_click_tolerance_per_request(monkeypatch, size, adaptive, variable, expected) -> None:
+    if variable is None:
+        monkeypatch.delenv("MANTIS_ADAPTIVE_CLICK_TOL", raising=False)
+    else:
+        monkeypatch.setenv("MANTIS_ADAPTIVE_CLICK_TOL", variable)
+    assert click_tolerance(size, adaptive) == expected
+
+
+def test_the_runner_takes_the_tolerance_per_request(env, recorder) -> None:
+    """Clicks alternating 12 px apart: a drift loop with a 12 px tolerance, none with 8."""
+    drifting = [Action(ActionType.CLICK, {"x": 400 + 12 * (i % 2), "y": 300}) for i in range(4)]
+    default = GymRunner(env, ScriptedBrain(drifting), max_steps=4)
+    assert default.click_tol_px == 8 and default.detector.adaptive
+    default.run("test")
+    assert not default.detector.is_drift_loop(4)
+    wide = GymRunner(env, ScriptedBrain(drifting), max_steps=4, click_tol_px=12)
+    wide.run("test")
+    assert wide.click_tol_px == 12 and wide.detector.is_drift_loop(4)
+    off = GymRunner(env, ScriptedBrain(drifting), adaptive_click_tol=False)
+    assert off.click_tol_px == 8 and not off.detector.adaptive
+    with pytest.raises(InvalidInputError, match="click_tol_px"):
+        GymRunner(env, ScriptedBrain(drifting), click_tol_px=-1)
+    with pytest.raises(InvalidInputError, match="adaptive_click_tol must be True, False or None"):
+        GymRunner(env, ScriptedBrain(drifting), adaptive_click_tol="yes")  # type: ignore[arg-type]
+    recorder.clear()

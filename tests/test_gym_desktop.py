@@ -10,6 +10,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -18,8 +19,12 @@ from gymnasium.utils.env_checker import check_env
 
 from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.gym import ACTION_TYPES, DESKTOP_ID, KEYS, ClickTarget, DesktopEnv
+from mantis_fast.gym import ACTION_TYPES, DESKTOP_ID, KEYS, ClickTarget, DesktopEnv, Task
+from mantis_fast.gym.processes import stop_process
 from mantis_fast.x11.capture import Capture
+from tests.tk_button import BUTTON_COLOUR
+
+BUTTON_APP = Path(__file__).with_name("tk_button.py")
 
 VIEWPORT = (640, 360)
 OBSERVATION = (320, 180)
@@ -210,3 +215,40 @@ def test_bad_arguments() -> None:
         DesktopEnv(hard_loop_window=1)
     with pytest.raises(InvalidInputError, match="task must be"):
         DesktopEnv(task=3)
+    with pytest.raises(InvalidInputError, match="timeout must be seconds"):
+        DesktopEnv(app_timeout=-1)
+
+
+class SlowButtonTask(Task):
+    """A Tk app that sleeps before building its UI; ``pids`` lets the env wait for it."""
+
+    def __init__(self, clicks: Path) -> None:
+        self.clicks = clicks
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, desktop, rng, options) -> dict:
+        self.stop()
+        argv = [sys.executable, str(BUTTON_APP), str(self.clicks), "--sleep-before", "1.5"]
+        self.process = subprocess.Popen(argv, env={**os.environ, "DISPLAY": desktop.display})
+        return {}
+
+    def pids(self) -> list[int]:
+        return [] if self.process is None else [self.process.pid]
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            stop_process(process)
+
+
+def test_reset_waits_for_the_tasks_app_to_be_drawn(tmp_path) -> None:
+    clicks = tmp_path / "clicks"
+    clicks.write_text("")
+    with DesktopEnv(SlowButtonTask(clicks), viewport=(640, 480)) as slow:
+        observation, _ = slow.reset(seed=0)
+        button = (observation == BUTTON_COLOUR).all(axis=2)
+        assert button.sum() > 1000, "the first observation does not show the app"
+        ys, xs = np.nonzero(button)
+        point = np.array([int(xs.mean()), int(ys.mean())])
+        slow.step({"type": ACTION_TYPES.index("click"), "point": point})
+        assert clicks.read_text() == "clicked\n"  # the very first action could act on it

@@ -5,16 +5,20 @@ dispatches the brain's actions through in-process XTest (or xdotool). ``GymRunne
 brain through an episode with loop detection and per-step timings. ``DesktopEnv`` is the same
 desktop as a ``gymnasium.Env`` (registered as ``mantis_fast/Desktop-v0``), with ``Task``s that
 start the app and score the steps (``ClickTarget``: the demo app's red targets). ``make_vec(n)``
-runs ``n`` of them in worker processes, a ``gymnasium.vector.AsyncVectorEnv``.
+runs ``n`` of them in worker processes, a ``gymnasium.vector.AsyncVectorEnv``. Upstream Mantis
+brains (``think(frames, task, action_history, screen_size)``) run unchanged: ``GymRunner`` wraps
+them in ``UpstreamBrain`` (``mantis_fast.gym.upstream``).
 """
 
 from mantis_fast.geometry.coords import scale_brain_to_display
 from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from mantis_fast.gym.app_window import AppWindow
 from mantis_fast.gym.desktop import ACTION_TYPES, KEYS, DesktopEnv
 from mantis_fast.gym.env import GymEnvironment, XdotoolGymEnv
 from mantis_fast.gym.registration import DESKTOP_ID
-from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner
+from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner, click_tolerance
 from mantis_fast.gym.tasks import ClickTarget, RewardFunction, Task
+from mantis_fast.gym.upstream import UpstreamBrain, from_upstream, is_upstream_brain
 from mantis_fast.gym.vector import DesktopVectorEnv, make_vec
 
 __all__ = [
@@ -24,6 +28,7 @@ __all__ = [
     "SPATIAL_ACTIONS",
     "Action",
     "ActionType",
+    "AppWindow",
     "Brain",
     "ClickTarget",
     "DesktopEnv",
@@ -34,7 +39,11 @@ __all__ = [
     "GymRunner",
     "RewardFunction",
     "Task",
+    "UpstreamBrain",
     "XdotoolGymEnv",
+    "click_tolerance",
+    "from_upstream",
+    "is_upstream_brain",
     "make_vec",
     "scale_brain_to_display",
 ]

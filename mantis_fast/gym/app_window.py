@@ -16,14 +16,15 @@ import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from mantis_fast.errors import AppError
+from mantis_fast.errors import AppError, InvalidInputError
 from mantis_fast.gym.processes import child_pids
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.windows import TopLevel, Windows
 
-__all__ = ["AppWindow", "process_tree", "wait_for_app_window"]
+__all__ = ["AppWindow", "check_paint_timeout", "process_tree", "wait_for_app_window"]
 
 POLL_S = 0.02
+MAX_PAINT_TIMEOUT = 3600.0
 MAX_TREE = 4096  # processes looked at per poll: bounds a fork bomb's cost
 
 
@@ -34,6 +35,17 @@ class AppWindow:
     window: TopLevel
     waited: float  # seconds from the call until the window was drawn
     painted: bool  # False: still one colour when ``paint_timeout`` ran out
+
+
+def check_paint_timeout(value: object) -> float:
+    """``paint_timeout``: seconds in [0, 3600] (0: a mapped window counts as drawn)."""
+    if isinstance(value, bool) or not (
+        isinstance(value, (int, float)) and 0 <= value <= MAX_PAINT_TIMEOUT
+    ):
+        raise InvalidInputError(
+            f"paint_timeout must be seconds in [0, {MAX_PAINT_TIMEOUT:g}], got {value!r:.40}"
+        )
+    return float(value)
 
 
 def process_tree(pids: Iterable[int]) -> set[int]:

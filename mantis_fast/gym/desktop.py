@@ -44,6 +44,7 @@ from gymnasium import spaces
 from mantis_fast.actions.model import SCROLL_DIRECTIONS, Action, ActionType
 from mantis_fast.errors import AppError, ConnectionLostError, InvalidInputError, MantisError
 from mantis_fast.geometry.coords import normalized_to_pixels, screen_to_model
+from mantis_fast.gym.app_window import check_paint_timeout
 from mantis_fast.gym.env import XdotoolGymEnv
 from mantis_fast.gym.tasks import Task, as_task
 from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
@@ -156,7 +157,7 @@ class DesktopEnv(gymnasium.Env):
         self._settle = (float(settle_time), float(quiet_ms))
         if app_timeout is not None:
             app_timeout = check_timeout(app_timeout)
-        self._app_wait = (app_timeout, paint_timeout)
+        self._app_wait = (app_timeout, check_paint_timeout(paint_timeout))
         width, height = self.observation_size
         image = spaces.Box(0, 255, (height, width, 3), np.uint8)
         point = spaces.Box(np.array([0, 0]), np.array([width - 1, height - 1]), (2,), np.int64)

@@ -31,12 +31,12 @@ from mantis_fast.errors import (
     MantisError,
 )
 from mantis_fast.gym.actions import GymResult
-from mantis_fast.gym.app_window import AppWindow, wait_for_app_window
+from mantis_fast.gym.app_window import AppWindow, check_paint_timeout, wait_for_app_window
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.connection import MAX_TIMEOUT, check_timeout
+from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.windows import Windows
 from mantis_fast.x11.xvfb import Xvfb
@@ -97,12 +97,7 @@ class XdotoolGymEnv(GymEnvironment):
     ) -> None:
         if app_timeout is not None:
             app_timeout = check_timeout(app_timeout)
-        if isinstance(paint_timeout, bool) or not (
-            isinstance(paint_timeout, (int, float)) and 0 <= paint_timeout <= MAX_TIMEOUT
-        ):
-            raise InvalidInputError(
-                f"paint_timeout must be seconds in [0, {MAX_TIMEOUT:g}], got {paint_timeout!r}"
-            )
+        paint_timeout = check_paint_timeout(paint_timeout)
         if observation not in ("numpy", "pil"):
             raise InvalidInputError(f"observation must be 'numpy' or 'pil', got {observation!r}")
         if observation_size is not None:
@@ -119,7 +114,7 @@ class XdotoolGymEnv(GymEnvironment):
         self._image: np.ndarray | None = None  # the last observation, kept up to date
         self._image_grab = -1  # the capture's grab count when _image was last brought up to date
         self.brain_size: tuple[int, int] | None = None  # set by a runner from its brain
-        self.app_timeout, self.paint_timeout = app_timeout, float(paint_timeout)
+        self.app_timeout, self.paint_timeout = app_timeout, paint_timeout
         self._processes: list[subprocess.Popen[bytes]] = []
         self._windows: Windows | None = None
         try:
