@@ -200,6 +200,7 @@ def test_state_negative_codes_never_loop():
 # --- batched == streaming, step by step -----------------------------------------------------------
 
 KINDS = ["click", "double_click", "right_click", "drag", "scroll", "scroll_up", "type_text", "wait"]
+KINDS += ["key_press", "key_press"]  # keys: some navigation keys (scroll-like), some not
 REASONS = ["", "the submit button", "a link", "the dropdown", "select the card", "an anchor"]
 
 
@@ -217,7 +218,7 @@ def steps(draw):
         st.sampled_from(KINDS),
         st.integers(0, 20),
         st.integers(0, 20),
-        st.sampled_from(["a", "b"]),
+        st.sampled_from(["a", "b", "Page_Down", "ctrl+j"]),
         st.sampled_from(REASONS),
         st.sampled_from([0, 0, 0, 1, 2]),
     )
@@ -229,7 +230,9 @@ def steps(draw):
     )
     frames = draw(
         st.lists(
-            st.sampled_from([None, "h1", "h1", "h2"]), min_size=len(actions), max_size=len(actions)
+            st.sampled_from([None, "", "h1", "h1", "h2"]),
+            min_size=len(actions),
+            max_size=len(actions),
         )
     )
     return actions, urls, frames
@@ -279,6 +282,16 @@ def test_from_actions_tolerance_and_state_codes(monkeypatch):
     assert traj.state[0] >= 0 > traj.state[1]
     traj = Trajectory.from_actions(actions, click_tol_px=9, adaptive=True)
     assert traj.tol.tolist() == [4.0, 9.0]
+
+
+def test_from_actions_url_alone_is_a_state_and_navigation_keys_scroll():
+    actions = [{"type": "key", "keys": k} for k in ("Page_Down", "j", "backspace")]
+    actions.append({"type": "wait"})
+    traj = Trajectory.from_actions(actions, urls=["u", "u", "", ""], frames=[None, "", None, ""])
+    assert traj.scroll.tolist() == [True, True, False, True]
+    assert traj.state[0] == traj.state[1] >= 0 > traj.state[2]  # the URL alone is a state
+    assert traj.state[3] < 0  # neither: nothing known
+    assert traj.state_flags(2).tolist() == [False, True, False, False]
 
 
 # --- bad input ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,15 +14,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mantis_fast.errors import InvalidInputError
 from mantis_fast.loops.detector import (
     ADAPTIVE_CLICK_TOL_ENV,
+    ADAPTIVE_LOOP_ENV,
     CLICK_TOL_KEYWORDS,
+    SCROLL_LIKE_KEYS,
     LoopDetector,
     adaptive_click_tol_enabled,
+    adaptive_loop_enabled,
     click_tol_multiplier,
     compute_click_tol_px,
+    is_scroll_like,
     normalize_action,
+    pattern_signature,
 )
+from mantis_fast.loops.toggles import env_value
 from tests.loop_reference import ReferenceLoopDetector
 
 
@@ -55,6 +63,7 @@ def click(x, y, reasoning="", kind=ActionType.CLICK):
 @pytest.fixture(autouse=True)
 def _adaptive_by_default(monkeypatch):
     monkeypatch.delenv(ADAPTIVE_CLICK_TOL_ENV, raising=False)
+    monkeypatch.delenv(ADAPTIVE_LOOP_ENV, raising=False)
 
 
 # --- compute_click_tol_px -------------------------------------------------------------------
@@ -262,6 +271,41 @@ def test_effective_click_tol_toggle_off_returns_raw_attribute(monkeypatch):
     assert LoopDetector(9).adaptive and not LoopDetector(9, adaptive=False).adaptive
 
 
+def test_click_tol_toggle_is_read_when_checked(monkeypatch):
+    """As upstream: the variable at check time counts, not at construction (a per-request
+    override flips a detector that already exists)."""
+    detector = LoopDetector(8)
+    for x in (100, 111, 100):  # 11 px: within a button's 12 px, beyond the raw 8
+        detector.record(click(x, 100, "the OK button"))
+    assert detector.is_drift_loop(3) and detector.adaptive
+    monkeypatch.setenv(ADAPTIVE_CLICK_TOL_ENV, "disabled")
+    assert not detector.is_drift_loop(3) and not detector.adaptive
+    assert detector._effective_click_tol(click(0, 0, "the OK button")) == 8
+    monkeypatch.setenv(ADAPTIVE_CLICK_TOL_ENV, "on")
+    assert detector.is_drift_loop(3)
+    pinned = LoopDetector(8, adaptive=True)
+    for x in (100, 111, 100):
+        pinned.record(click(x, 100, "the OK button"))
+    monkeypatch.setenv(ADAPTIVE_CLICK_TOL_ENV, "off")
+    assert pinned.is_drift_loop(3)  # the override wins
+
+
+def test_env_value_sees_every_change(monkeypatch):
+    name = "MANTIS_FAST_TEST_TOGGLE"
+    monkeypatch.delenv(name, raising=False)
+    assert env_value(name) is None
+    monkeypatch.setenv(name, "Off ")
+    assert env_value(name) == "Off "
+    os.environ[name] = "é"
+    assert env_value(name) == "é" == os.environ[name]
+    del os.environ[name]
+    assert env_value(name) is None
+    # A replaced os.environ (some test harnesses do it) is read the public way.
+    monkeypatch.setattr(os, "environ", {name: "disabled"})
+    assert env_value(name) == "disabled"
+    assert env_value(ADAPTIVE_LOOP_ENV) is None
+
+
 # --- action normalisation ---------------------------------------------------------------------
 
 
@@ -323,6 +367,7 @@ def test_normalize_action_rejects(action, match):
         ({"history": 1}, "history"),
         ({"history": 8.0}, "history"),
         ({"adaptive": "yes"}, "adaptive"),
+        ({"adaptive_windows": 1}, "adaptive_windows must be True, False or None, got 1"),
     ],
 )
 def test_constructor_rejects(kwargs, match):
@@ -575,6 +620,52 @@ def test_scroll_exception_only_for_scrolls():
     assert repeat([scroll_down] * 3, frames=["h1", "h1", "h1"])
 
 
+def key(keys):
+    return Action(ActionType.KEY_PRESS, {"keys": keys})
+
+
+@pytest.mark.parametrize(
+    ("action", "exempt"),
+    [
+        (key("Page_Down"), True),
+        (key("pagedown"), True),
+        (key("PgUp"), True),
+        (key("page_up"), True),
+        (key("Down"), True),
+        (key("up"), True),
+        (key("ArrowDown"), True),
+        (key("j"), True),
+        (key("K"), True),
+        (key("ctrl+down"), True),
+        (key("shift + j"), True),
+        (Action(ActionType.KEY_PRESS, {"keys": ["ctrl", "Page_Down"]}), True),
+        ({"type": "hotkey", "key": "pagedown"}, True),
+        ({"type": "key", "text": "j"}, True),
+        ({"type": "wait", "seconds": 1}, True),
+        ({"type": "wait"}, True),
+        # Whole key names only: upstream's substring match took these for navigation.
+        (key("BackSpace"), False),
+        (key("super"), False),
+        (key("Tab"), False),
+        (key("space"), False),  # not in upstream's list
+        (key("ctrl+c"), False),
+        (Action(ActionType.KEY_PRESS, {"keys": 7}), False),
+        (Action(ActionType.KEY_PRESS, {}), False),
+    ],
+)
+def test_navigation_keys_and_waits_are_scroll_like(action, exempt):
+    moving = ["h1", "h2", "h3"]
+    assert repeat([action] * 3, frames=moving) is not exempt
+    assert repeat([action] * 3, frames=["h1", "h1", "h1"])  # a page that stopped moving
+    assert is_scroll_like(*normalize_action(action)[:2]) is exempt
+
+
+def test_scroll_like_keys_are_upstreams_list_plus_aliases():
+    upstream = {"page_down", "pagedown", "page_up", "pageup", "down", "up", "j", "k"}
+    assert upstream <= SCROLL_LIKE_KEYS
+    assert SCROLL_LIKE_KEYS - upstream == {"pgdn", "pgup", "arrowdown", "arrowup"}
+
+
 # --- state ------------------------------------------------------------------------------------
 
 
@@ -786,3 +877,113 @@ def test_fuzz_compute_click_tol_px(viewport, floor):
         assert "floor" in str(exc)
     else:
         assert isinstance(tol, int) and tol >= floor
+
+
+# --- adaptive windows -------------------------------------------------------------------------
+
+
+def clicks_on_pages(detector, n, pages=True, x=800):
+    for i in range(n):
+        detector.record(click(x, 600), url=f"https://x.test/page-{i if pages else 0}")
+
+
+def test_adaptive_windows_pagination_and_traps():
+    paging = LoopDetector()
+    clicks_on_pages(paging, 5)
+    assert paging.is_any_loop(3) and paging.state_progressed(3)
+    assert paging.adaptive_window(3) == 5 and not paging.is_any_loop_adaptive(3)
+    stuck = LoopDetector()
+    clicks_on_pages(stuck, 8, pages=False)
+    assert stuck.pattern_diversity(8) == pytest.approx(1 / 8) and not stuck.state_progressed(8)
+    assert stuck.adaptive_window(8) == 7 and stuck.is_any_loop_adaptive(8)
+    assert stuck.adaptive_window(8, max_extension=6) == 5  # shrinks by max_extension // 2
+    assert stuck.adaptive_window(8, max_extension=6, floor=6) == 6
+    assert stuck.adaptive_window(2) == 2  # base <= floor: as given
+
+
+def test_adaptive_windows_need_a_full_base_window():
+    detector = LoopDetector()
+    clicks_on_pages(detector, 2)
+    assert detector.pattern_diversity(3) == 0.0 and not detector.state_progressed(3)
+    assert detector.adaptive_window(3) == 3
+
+
+def test_adaptive_windows_toggle_and_override(monkeypatch):
+    detector = LoopDetector()
+    clicks_on_pages(detector, 5)
+    assert detector.adaptive_windows and adaptive_loop_enabled()
+    assert not detector.is_any_loop_adaptive(3)
+    monkeypatch.setenv(ADAPTIVE_LOOP_ENV, " Disabled ")
+    assert not detector.adaptive_windows
+    assert detector.is_any_loop_adaptive(3)  # fixed window: is_any_loop(3)
+    assert detector.adaptive_window(3) == 5  # the computation itself ignores the toggle
+    forced = LoopDetector(adaptive_windows=True)
+    clicks_on_pages(forced, 5)
+    assert not forced.is_any_loop_adaptive(3)
+    monkeypatch.delenv(ADAPTIVE_LOOP_ENV)
+    fixed = LoopDetector(adaptive_windows=False)
+    clicks_on_pages(fixed, 5)
+    assert fixed.is_any_loop_adaptive(3) and not fixed.adaptive_windows
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda d: d.adaptive_window(1), r"base_window must be in \[2, history=8\], got 1"),
+        (lambda d: d.adaptive_window(7), r"base_window \+ max_extension .* history=8, got 7 \+ 2"),
+        (lambda d: d.adaptive_window(3, max_extension=-1), "max_extension must be an int >= 0"),
+        (lambda d: d.adaptive_window(3, max_extension=1.0), "max_extension must be an int"),
+        (lambda d: d.adaptive_window(3, floor=1), "floor must be an int >= 2, got 1"),
+        (lambda d: d.adaptive_window(3, floor=True), "floor must be an int"),
+        (lambda d: d.is_any_loop_adaptive(7), "got 7 \\+ 2"),
+        (lambda d: d.is_any_loop_adaptive(9, max_extension=0), "base_window must be in"),
+        (lambda d: d.pattern_diversity(9), r"window must be in \[2, history=8\], got 9"),
+        (lambda d: d.state_progressed("3"), "window must be an int"),
+    ],
+)
+def test_adaptive_windows_bad_input(call, match, monkeypatch):
+    detector = LoopDetector(history=8)
+    clicks_on_pages(detector, 8)
+    with pytest.raises(InvalidInputError, match=match):
+        call(detector)
+    monkeypatch.setenv(ADAPTIVE_LOOP_ENV, "off")  # checked with the toggle off too
+    with pytest.raises(InvalidInputError, match=match):
+        call(detector)
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "signature"),
+    [
+        ("click", {"x": 487, "y": 312}, ("click", 60, 39)),
+        ("double_click", {"x": 7.9, "y": -3}, ("double_click", 0, -1)),  # int(), then // 8
+        ("right_click", {"x": 16, "y": 8}, ("right_click", 2, 1)),
+        ("click", {"x": float("inf"), "y": 1}, ("click",)),
+        ("click", {}, ("click",)),
+        ("drag", {"start_x": 0, "start_y": 0, "end_x": 90, "end_y": 17}, ("drag", 11, 2)),
+        ("drag", {"x": 0, "y": 0, "x2": 90}, ("drag", 11, 0)),
+        ("key", {"keys": "Ctrl+S"}, ("key", "ctrl+s")),
+        ("key", {"keys": ["ctrl", "s"]}, ("key", "ctrl+s")),
+        ("key", {"key": "Tab"}, ("key", "tab")),
+        ("type", {"text": "x" * 40}, ("type", "x" * 32)),
+        ("type", {"content": "hi"}, ("type", "hi")),
+        ("scroll", {}, ("scroll", "down")),
+        ("scroll", {"direction": "up"}, ("scroll", "up")),
+        ("wait", {"seconds": 3}, ("wait",)),
+    ],
+)
+def test_pattern_signature(kind, params, signature):
+    assert pattern_signature(kind, params) == signature
+
+
+def test_frames_empty_hash_and_pil():
+    detector = LoopDetector()
+    for _ in range(2):
+        detector.record({"type": "wait"}, frame="")  # upstream's failed hash: nothing known
+    assert not detector.is_state_loop(2)
+    image_module = pytest.importorskip("PIL.Image")
+    from mantis_fast.pixels.frames import phash_64
+
+    img = image_module.new("RGB", (64, 48), (30, 90, 200))
+    detector.record({"type": "wait"}, url="u", frame=img)
+    detector.record({"type": "wait"}, url="u", frame=phash_64(img))
+    assert detector.is_state_loop(2)  # a PIL frame is hashed with phash_64, as upstream

@@ -142,14 +142,14 @@ class LoopDetector:
             )
         if adaptive not in (True, False, None):
             raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
-        if adaptive_windows not in (True, False, None):
+        if adaptive_windows is not None and type(adaptive_windows) is not bool:
             raise InvalidInputError(
                 f"adaptive_windows must be True, False or None, got {_shown(adaptive_windows)}"
             )
         self.click_tol_px = click_tol_px
         self.history = history
         self._adaptive = None if adaptive is None else bool(adaptive)
-        self._adaptive_windows = None if adaptive_windows is None else bool(adaptive_windows)
+        self._adaptive_windows = adaptive_windows
         self._drift_ring = DriftRing(history)
         # Per slot: the keyword-scaled tolerance of that sample as a window's first, computed on
         # first use (only read while adaptive tolerance is on).
