@@ -9,6 +9,7 @@ a real Tk app on a real Xvfb; the app records where its button was clicked.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ from mantis_fast.gym.upstream import (
     upstream_coordinate,
 )
 from tests import upstream_brain as up
+from tests.tk_app import Recorder
 from tests.tk_button import BUTTON_COLOUR
 
 VIEWPORT = (640, 480)
@@ -444,3 +446,32 @@ def test_upstream_argument_order_fails_at_once(env) -> None:
         GymRunner(object(), brain)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="frames_per_inference"):
         GymRunner(env, brain, frames_per_inference=0)
+
+
+def test_the_env_steps_upstream_actions_as_upstreams_env_does() -> None:
+    """Upstream's own env cases (its tests/test_gym_coordinates.py), on a real screen: the
+    points pass through, clamp, scale from the brain's image; typing clears and submits."""
+    with (
+        XdotoolGymEnv(viewport=(1280, 720), settle_time=0.5) as screen,
+        Recorder({**os.environ, "DISPLAY": screen.display}) as recorder,
+    ):
+        assert screen.screen_size == (1280, 720)
+        steps = [
+            (UA(UT.CLICK, {"x": 640, "y": 360}), None, (640, 360)),
+            (UA(UT.CLICK, {"x": 10000, "y": 10000}), None, (1279, 719)),
+            (UA(UT.CLICK, {"x": 640, "y": 360}), (768, 432), (1067, 600)),
+            (UA(UT.CLICK, {"x": "143, 417]", "y": "417]"}), None, (143, 417)),
+            (UA(UT.CLICK, {}), None, (640, 360)),
+        ]
+        for action, brain_size, expected in steps:
+            result = screen.step(action, brain_size=brain_size)
+            assert result.info["dispatched"] == expected and "error" not in result.info
+        presses = [(e["x"], e["y"]) for e in recorder.drain(0.2) if e["type"] == "ButtonPress"]
+        assert presses == [expected for _, _, expected in steps]
+        recorder.clear()
+        typed = UA(UT.TYPE, {"text": "ab", "clear_first": True, "press_enter": True})
+        assert "error" not in screen.step(typed).info
+        keys = [e["keysym"] for e in recorder.drain(0.2) if e["type"] == "KeyPress"]
+        assert keys == ["Control_L", "a", "Delete", "a", "b", "Return"]
+        assert screen.step(UA(UT.DONE, {"success": True, "summary": ""})).done
+        assert "no equivalent" in screen.step(UA(UT.TOOL_CALL, {"name": "x"})).info["error"]

@@ -33,6 +33,7 @@ from mantis_fast.errors import (
 from mantis_fast.gym.actions import GymResult
 from mantis_fast.gym.app_window import AppWindow, check_paint_timeout, wait_for_app_window
 from mantis_fast.gym.processes import stop_process
+from mantis_fast.gym.upstream import from_upstream
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
@@ -154,13 +155,20 @@ class XdotoolGymEnv(GymEnvironment):
     def step(self, action: Action, brain_size: tuple[int, int] | None = None) -> GymResult:
         """Dispatch ``action`` (coordinates in the brain's image space), settle, observe.
 
-        Bad actions do not raise: ``info["error"]`` says what was wrong and the episode goes on.
-        A dead X server raises ``ConnectionLostError``.
+        ``action`` is an ``Action``, or upstream Mantis's action object, read by upstream's rules
+        (``mantis_fast.gym.upstream.from_upstream``; one of them may be a few of ours, performed
+        in order). Bad actions do not raise: ``info["error"]`` says what was wrong and the
+        episode goes on. A dead X server raises ``ConnectionLostError``.
         """
+        size = brain_size or self.brain_size
         info: dict[str, Any] = {"action": getattr(action, "action_type", action)}
+        done = False
         started = time.perf_counter()
         try:
-            info.update(self._dispatch(action, brain_size or self.brain_size))
+            commands = self._commands(action, size)
+            done = any(getattr(c, "action_type", None) is ActionType.DONE for c in commands)
+            for command in commands:
+                info.update(self._dispatch(command, size))
         except (InvalidInputError, AppError) as exc:
             info["error"] = f"{type(exc).__name__}: {exc}"
         except ConnectionLostError:
@@ -173,7 +181,6 @@ class XdotoolGymEnv(GymEnvironment):
         settled = self.capture.wait_until_stable(timeout=self.settle_time, quiet_ms=self.quiet_ms)
         observed = time.perf_counter()
         observation = self.observe()
-        done = isinstance(action, Action) and action.action_type is ActionType.DONE
         info.update(
             dispatch_s=dispatched - started,
             settle_s=settled.waited,
@@ -239,6 +246,13 @@ class XdotoolGymEnv(GymEnvironment):
         clamped to the live screen."""
         probe = Action(ActionType.MOVE, {"x": x, "y": y}).validated()
         return self.dispatcher.to_screen(probe, *probe.points()[0], image_size=brain_size)
+
+    def _commands(self, action: Any, brain_size: tuple[int, int] | None) -> list[Any]:
+        """``action`` as our actions: upstream's action objects translated, others as given
+        (the dispatcher refuses what is not an action)."""
+        if isinstance(action, Action) or not hasattr(action, "action_type"):
+            return [action]
+        return from_upstream(action, brain_size or self.screen_size)
 
     def _dispatch(self, action: Action, brain_size: tuple[int, int] | None) -> dict[str, Any]:
         done = self.dispatcher.dispatch(action, image_size=brain_size)
