@@ -3,13 +3,14 @@ asserts, for ``tests/test_loop_upstream.py`` to replay against ``mantis_fast``.
 
 Transcribed from mercurialsolo/mantis (https://github.com/mercurialsolo/mantis) at commit
 431fdf89de3f72da32b5a8a7539208097a27e985, files ``tests/test_loop_detector.py``,
-``tests/test_loop_detector_adaptive.py`` and ``tests/test_loop_detector_click_tol.py``,
+``tests/test_loop_detector_adaptive.py``, ``tests/test_loop_detector_click_tol.py`` and
+``tests/test_loop_guards.py``,
 Copyright 2025 Mantis contributors, published at that commit under the Apache License 2.0
 (http://www.apache.org/licenses/LICENSE-2.0; the project moved to AGPL-3.0-or-later later, these
 files unchanged). Only the action sequences, the questions and the expected answers are taken,
 re-expressed in this format; none of upstream's code is. Each case names the upstream test it
-comes from. Upstream cases that check upstream-only components (its GymRunner's wiring, the
-phash self-checks, the workflow loop guards) are replayed in the test module itself.
+comes from. Upstream cases that check upstream-only components (its GymRunner's wiring, its plan
+schema, workflow-runner config and failure categories) are not here.
 
 A case: ``detector`` (LoopDetector arguments), ``env`` (variables to set; None = unset), then
 ``steps``, each one of
@@ -272,3 +273,132 @@ CLICK_TOL_VALUES = {
 }
 
 CASES = LOOP_DETECTOR + ADAPTIVE + CLICK_TOL
+
+
+# --- test_loop_guards.py (the same commit and license) ----------------------------------------
+#
+# A guard case: ``guard`` builds it (``{"state_repeat": kwargs}``, ``{"off_source": kwargs}`` or
+# ``{"suite": {"state_repeat": kwargs, "off_source": kwargs}}``), then ``steps``, each one of
+# ``("observe", kwargs, expected)`` with expected None (no halt) or ``(halt_class, evidence
+# items upstream asserts; ``name[-1]`` is the last item of a list)``, ``("reset",)``, or
+# ``("attr" | "len" | "last", dotted name, value)`` for the state upstream reads (its private
+# ``_streak``, ``_off_streak`` and ``_off_urls`` are our public ``streak``, ``off_streak`` and
+# ``off_urls``).
+
+LOOP_STUCK = "loop_stuck"
+OFF_SOURCE = "off_source_drift"
+SAME = {"url": "x", "screenshot_bytes": b"a", "visible_text": "t"}
+HN = {"pinned_pattern": "https://hn.com/*"}
+
+
+def observe(expected=None, **kwargs) -> tuple:
+    return ("observe", kwargs, expected)
+
+
+def guard_case(source: str, guard: dict, steps: list) -> dict:
+    return {"source": f"test_loop_guards.py::{source}", "guard": guard, "steps": steps}
+
+
+#: test_fingerprint_*: (args a, args b, equal?)
+FINGERPRINTS = [
+    (("https://x.com/", b"png-bytes", "Hello"), ("https://x.com/", b"png-bytes", "Hello"), True),
+    (("https://x.com/", b"png", "h"), ("https://y.com/", b"png", "h"), False),
+    (("https://x.com/", b"png-a", "h"), ("https://x.com/", b"png-b", "h"), False),
+    (("https://x.com/", b"png", "Hello"), ("https://x.com/", b"png", "World"), False),
+]
+
+GUARDS = [
+    guard_case(
+        "test_state_repeat_disabled_by_default", {"state_repeat": {}}, [observe(**SAME)] * 10
+    ),
+    guard_case(
+        "test_state_repeat_trips_at_threshold",
+        {"state_repeat": {"threshold": 3}},
+        [observe(**SAME), observe(**SAME), observe((LOOP_STUCK, {"streak": 3}), **SAME)],
+    ),
+    guard_case(
+        "test_state_repeat_resets_on_state_change",
+        {"state_repeat": {"threshold": 3}},
+        [observe(**SAME), observe(**SAME)]
+        + [observe(url="x", screenshot_bytes=b"b", visible_text="t")] * 2,
+    ),
+    guard_case(
+        "test_state_repeat_reset_method",
+        {"state_repeat": {"threshold": 2}},
+        [observe(**SAME), ("reset",), observe(**SAME)],
+    ),
+    guard_case(
+        "test_off_source_disabled_by_default",
+        {"off_source": {}},
+        [observe(url="https://random.com/")] * 10,
+    ),
+    guard_case(
+        "test_off_source_disabled_without_budget",
+        {"off_source": {"pinned_pattern": "https://x.com/*", "step_budget": 0}},
+        [observe(url="https://off.com/")] * 10,
+    ),
+    guard_case(
+        "test_off_source_halts_at_budget",
+        {"off_source": {**HN, "step_budget": 3}},
+        [
+            observe(url="https://off.com/a"),
+            observe(url="https://off.com/b"),
+            observe(
+                (OFF_SOURCE, {"off_streak": 3, "off_urls_trail[-1]": "https://off.com/c"}),
+                url="https://off.com/c",
+            ),
+        ],
+    ),
+    guard_case(
+        "test_off_source_resets_on_return_to_pattern",
+        {"off_source": {**HN, "step_budget": 3}},
+        [observe(url=f"https://{where}") for where in ("off.com/a", "off.com/b", "hn.com/news")]
+        + [observe(url="https://off.com/c"), observe(url="https://off.com/d")],
+    ),
+    guard_case(
+        "test_off_source_glob_pattern",
+        {"off_source": {**HN, "step_budget": 2}},
+        [observe(url="https://hn.com/news?p=1"), observe(url="https://hn.com/item?id=42")],
+    ),
+    guard_case(
+        "test_off_source_exact_origin_pattern",
+        {"off_source": {"pinned_pattern": "https://hn.com", "step_budget": 2}},
+        [observe(url="https://hn.com/"), observe(url="https://hn.com/news")],
+    ),
+    guard_case(
+        "test_off_source_evidence_trail_is_bounded",
+        {"off_source": {**HN, "step_budget": 10}},
+        [observe(url=f"https://off.com/{i}") for i in range(9)]
+        + [("len", "off_urls", 4), ("last", "off_urls", "https://off.com/8")],
+    ),
+    guard_case(
+        "test_loop_guard_suite_off_source_takes_precedence",
+        {"suite": {"state_repeat": {"threshold": 2}, "off_source": {**HN, "step_budget": 2}}},
+        [
+            observe(url="https://off.com/", screenshot_bytes=b"a", visible_text="t"),
+            observe(
+                (OFF_SOURCE, {}), url="https://off.com/", screenshot_bytes=b"a", visible_text="t"
+            ),
+        ],
+    ),
+    guard_case(
+        "test_loop_guard_suite_state_repeat_when_no_off_source",
+        {"suite": {"state_repeat": {"threshold": 2}, "off_source": {}}},
+        [
+            observe(url="https://x.com/", screenshot_bytes=b"a", visible_text="t"),
+            observe(
+                (LOOP_STUCK, {}), url="https://x.com/", screenshot_bytes=b"a", visible_text="t"
+            ),
+        ],
+    ),
+    guard_case(
+        "test_loop_guard_suite_reset_clears_both",
+        {"suite": {"state_repeat": {"threshold": 10}, "off_source": {**HN, "step_budget": 10}}},
+        [
+            observe(url="https://off.com/", screenshot_bytes=b"a", visible_text="t"),
+            ("reset",),
+            ("attr", "state_repeat.streak", 0),
+            ("attr", "off_source.off_streak", 0),
+        ],
+    ),
+]

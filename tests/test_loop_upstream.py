@@ -29,6 +29,12 @@ from mantis_fast.loops.detector import (
     adaptive_loop_enabled,
     compute_click_tol_px,
 )
+from mantis_fast.loops.guards import (
+    LoopGuardSuite,
+    OffSourceDriftGuard,
+    StateRepeatGuard,
+    fingerprint,
+)
 from tests import loop_upstream_cases as cases
 
 ENV_VARS = ("MANTIS_ADAPTIVE_CLICK_TOL", "MANTIS_LOOP_ADAPTIVE")
@@ -305,6 +311,58 @@ def test_upstream_phash_identical_and_different_images():
     assert detector.is_state_loop(2)
     detector.record({"type": "wait"}, frame=light)
     assert not detector.is_state_loop(2)
+
+
+# --- upstream's loop-guard cases ---------------------------------------------------------------
+
+
+def _guard(spec: dict[str, Any]) -> Any:
+    ((kind, kwargs),) = spec.items()
+    if kind == "state_repeat":
+        return StateRepeatGuard(**kwargs)
+    if kind == "off_source":
+        return OffSourceDriftGuard(**kwargs)
+    return LoopGuardSuite(
+        StateRepeatGuard(**kwargs["state_repeat"]), OffSourceDriftGuard(**kwargs["off_source"])
+    )
+
+
+def _attribute(obj: Any, dotted: str) -> Any:
+    for name in dotted.split("."):
+        obj = getattr(obj, name)
+    return obj
+
+
+@pytest.mark.parametrize("case", cases.GUARDS, ids=lambda c: c["source"])
+def test_upstream_guard_case(case):
+    guard = _guard(case["guard"])
+    for step in case["steps"]:
+        if step[0] == "reset":
+            guard.reset()
+        elif step[0] == "observe":
+            _, kwargs, expected = step
+            halt = guard.observe(**kwargs)
+            if expected is None:
+                assert halt is None, (case["source"], kwargs, halt)
+                continue
+            halt_class, evidence = expected
+            assert halt is not None and halt.halt_class == halt_class, (case["source"], halt)
+            for key, value in evidence.items():
+                got = halt.evidence[key[:-4]][-1] if key.endswith("[-1]") else halt.evidence[key]
+                assert got == value, (case["source"], key)
+        else:
+            what, dotted, value = step
+            got = _attribute(guard, dotted)
+            if what == "len":
+                got = len(got)
+            elif what == "last":
+                got = got[-1]
+            assert got == value, (case["source"], dotted)
+
+
+@pytest.mark.parametrize(("a", "b", "equal"), cases.FINGERPRINTS)
+def test_upstream_fingerprints(a, b, equal):
+    assert len(fingerprint(*a)) == 32 and (fingerprint(*a) == fingerprint(*b)) is equal
 
 
 # --- random sequences: our detector against the model, where both define the same thing -------
