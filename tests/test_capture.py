@@ -75,6 +75,26 @@ def test_region_equals_slice_of_full_frame(
 
 
 @pytest.mark.parametrize(
+    "transport",
+    [
+        {},  # the Xvfb framebuffer: one copy, straight into the bytearray
+        {"framebuffer": False},  # MIT-SHM
+        {"use_shm": False, "framebuffer": False},  # GetImage
+        {"track_damage": True},
+    ],
+    ids=["framebuffer", "xshm", "getimage", "damage"],
+)
+@pytest.mark.parametrize("region", [None, (0, 0, 1, 1), (1, 2, 3, 4), (100, 900, 1820, 180)])
+def test_grab_bytes_is_the_grab_as_packed_rows(xvfb: Xvfb, region, transport) -> None:
+    with Capture(xvfb.display, **transport) as cap:
+        expected = cap.grab(region, copy=True)
+        grabs = cap.grabs
+        data = cap.grab_bytes(region)
+        assert cap.grabs == grabs + 1
+    assert type(data) is bytearray and data == expected.tobytes()
+
+
+@pytest.mark.parametrize(
     ("region", "match"),
     [
         ((-1, 0, 10, 10), "outside the screen bounds \\(0, 0, 1920, 1080\\)"),

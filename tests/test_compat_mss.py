@@ -199,13 +199,40 @@ def test_monitor_names_and_ids_come_from_the_edid_as_in_mss() -> None:
 def test_performance_status_and_shm_status_record_the_path(screen) -> None:
     from mantis_fast.compat.mss.linux.xshmgetimage import ShmStatus
 
+    # mf.Xvfb exposes its framebuffer (-shmem): the default backend reads it, one copy a shot.
     with dropin.MSS(display=screen.display) as sct:
         assert sct._impl.shm_status is ShmStatus.UNKNOWN
         sct.grab(sct.monitors[0])
         assert sct._impl.shm_status is ShmStatus.AVAILABLE
+        assert sct._impl._live().backend == "xvfb-framebuffer"
+        assert sct.performance_status == ["Reading the Xvfb framebuffer through shared memory."]
+    with mf.Xvfb(size=(320, 200), shmem=False) as plain, dropin.MSS(display=plain.display) as sct:
+        sct.grab(sct.monitors[0])
+        assert sct._impl.shm_status is ShmStatus.AVAILABLE
+        assert sct._impl._live().backend == "xshm"
         assert sct.performance_status == ["MIT-SHM is working correctly."]
     with dropin.MSS(display=screen.display, backend="xgetimage") as sct:
+        assert sct._impl._live().backend == "xgetimage"
         assert sct.grab(sct.monitors[1]).size == (800, 600)
+
+
+@pytest.mark.parametrize("backend", ["xshmgetimage", "xgetimage"])
+@pytest.mark.parametrize(
+    "region",
+    [(0, 0, 800, 600), (0, 100, 800, 37), (13, 7, 101, 55), (799, 599, 1, 1)],
+    ids=["full", "row-span", "inner", "corner"],
+)
+def test_every_backend_returns_the_pixels_real_mss_does(screen, backend, region) -> None:
+    left, top, width, height = region
+    monitor = {"left": left, "top": top, "width": width, "height": height}
+    with (
+        dropin.MSS(display=screen.display, backend=backend) as ours,
+        mss.MSS(display=screen.display) as real,
+    ):
+        theirs = real.grab(monitor)
+        shot = ours.grab(monitor)
+    assert type(shot.raw) is bytearray and len(shot.raw) == width * height * 4
+    assert shot.raw == theirs.raw and shot.size == theirs.size
 
 
 @pytest.mark.parametrize(
@@ -398,7 +425,7 @@ def test_an_interrupted_exchange_is_never_pooled(screen, monkeypatch) -> None:
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(capture, "grab", interrupted)
+    monkeypatch.setattr(capture, "grab_bytes", interrupted)
     with pytest.raises(KeyboardInterrupt):
         sct.grab({"left": 0, "top": 0, "width": 2, "height": 2})
     sct.close()

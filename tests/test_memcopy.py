@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels import _memcopy
-from mantis_fast.pixels.memcopy import PARALLEL_MIN_BYTES, auto_threads, copy_frame
+from mantis_fast.pixels.memcopy import PARALLEL_MIN_BYTES, auto_threads, copy_frame, packed_bytes
 
 
 def random_image(shape, seed=0) -> np.ndarray:
@@ -114,3 +114,33 @@ def test_a_forked_child_copies_in_parallel_too() -> None:
         os._exit(0 if np.array_equal(child, src) else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.integers(1, 40),
+    st.integers(0, 8),
+    st.integers(0, 8),
+    st.integers(0, 8),
+    st.sampled_from([1, 3, 4]),
+    st.sampled_from([None, 1, 2, 3]),
+)
+def test_packed_bytes_are_tobytes(height, width, top, left, pad, channels, threads) -> None:
+    parent = np.random.default_rng(height * width).integers(
+        0, 256, (top + height + pad, left + width + pad, channels), dtype=np.uint8
+    )
+    crop = parent[top : top + height, left : left + width]
+    data = packed_bytes(crop, threads=threads)
+    assert type(data) is bytearray and data == crop.tobytes()
+    assert not np.shares_memory(np.frombuffer(data, np.uint8), parent)
+
+
+def test_packed_bytes_of_empty_and_bad_images() -> None:
+    assert packed_bytes(np.zeros((0, 5, 4), np.uint8)) == bytearray()
+    with pytest.raises(InvalidInputError, match="uint8"):
+        packed_bytes(np.zeros((2, 2), np.float32))
+    with pytest.raises(InvalidInputError, match="contiguous rows"):
+        packed_bytes(np.zeros((4, 4, 4), np.uint8)[:, ::2])
+    with pytest.raises(InvalidInputError, match="threads"):
+        packed_bytes(np.zeros((2, 2), np.uint8), threads=0)

@@ -29,6 +29,7 @@ __all__ = [
     "PARALLEL_MIN_BYTES",
     "auto_threads",
     "copy_frame",
+    "packed_bytes",
     "usable_cpus",
 ]
 
@@ -64,11 +65,21 @@ def _row_bytes(array: Any, name: str) -> int:
         )
     strides, shape = array.strides, array.shape
     pixel = shape[2] if array.ndim == 3 else 1
+    if array.size == 0:  # numpy may give an empty array any strides
+        return shape[1] * pixel
     if (shape[-1] > 1 and strides[-1] != 1) or (
         array.ndim == 3 and shape[1] > 1 and strides[1] != pixel
     ):
         raise InvalidInputError(f"{name} needs contiguous rows, got strides {strides!r}")
     return shape[1] * pixel
+
+
+def _thread_count(threads: int | None, nbytes: int) -> int:
+    if threads is None:
+        return auto_threads(nbytes)
+    if isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1:
+        raise InvalidInputError(f"threads must be an integer >= 1, got {_shown(threads)}")
+    return min(int(threads), _memcopy.MAX_THREADS)
 
 
 def copy_frame(dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
@@ -81,13 +92,19 @@ def copy_frame(dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) 
         raise InvalidInputError(f"dst has shape {dst.shape!r}, src {src.shape!r}: they must match")
     if not dst.flags.writeable:
         raise InvalidInputError("dst is read-only")
-    if threads is None:
-        count = auto_threads(src.shape[0] * row_bytes)
-    elif isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1:
-        raise InvalidInputError(f"threads must be an integer >= 1, got {_shown(threads)}")
-    else:
-        count = min(int(threads), _memcopy.MAX_THREADS)
+    count = _thread_count(threads, src.shape[0] * row_bytes)
     if np.may_share_memory(dst, src):
         np.copyto(dst, src)
         return
     _memcopy.copy_rows(dst, src, row_bytes, count)
+
+
+def packed_bytes(image: np.ndarray, *, threads: int | None = None) -> bytearray:
+    """A new ``bytearray`` of a uint8 image's rows packed back to back (an mss
+    ``ScreenShot.raw``), copied once like ``copy_frame`` (rows may be strided: crops of shared
+    memory work). ``bytearray(view)`` of a strided crop copies byte by byte (CPython's generic
+    buffer path, ~25x slower) and ``bytearray(n)`` zero-fills before any copy."""
+    row_bytes = _row_bytes(image, "image")
+    return _memcopy.packed_rows(
+        image, row_bytes, _thread_count(threads, image.shape[0] * row_bytes)
+    )

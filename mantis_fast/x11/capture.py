@@ -29,6 +29,7 @@ import select
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from Xlib import X
@@ -42,6 +43,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.geometry.displays import Display
 from mantis_fast.geometry.displays import _resolve as resolve_display_at
+from mantis_fast.pixels.memcopy import packed_bytes
 from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
 from mantis_fast.x11.cursor import CursorImage, XFixesUnavailable, read_cursor, xfixes_version
@@ -285,6 +287,19 @@ class Capture(XClient):
             self._change = (self._change[0] + 1, where, bands)
             return frame.copy() if copy else frame
 
+    def grab_bytes(self, region: Sequence[int] | None = None) -> bytearray:
+        """``grab(region)``'s pixels as a new ``bytearray`` of packed BGRA rows (what an mss
+        ``ScreenShot.raw`` holds), copied once: from the Xvfb framebuffer straight into the
+        bytearray, where ``bytearray(grab())`` would copy twice."""
+        with self._lock:
+            self._check_open()
+            try:
+                pixels, where, bands = self._grab_locked(region, as_bytes=True)
+            except GONE as exc:
+                raise self._lost(exc) from None
+            self._change = (self._change[0] + 1, where, bands)
+            return pixels if isinstance(pixels, bytearray) else packed_bytes(pixels)
+
     @property
     def grabs(self) -> int:
         """How many grabs this capture has returned."""
@@ -419,9 +434,16 @@ class Capture(XClient):
         )
 
     def _grab_locked(
-        self, region: Sequence[int] | None
-    ) -> tuple[np.ndarray, Region, _Bands | None]:
-        """The frame (or region), the region, and the row bands copied (None: all, unknown)."""
+        self, region: Sequence[int] | None, as_bytes: bool = False
+    ) -> tuple[Any, Region, _Bands | None]:
+        """The frame (or region), the region, and the row bands copied (None: all, unknown).
+        ``as_bytes``: the pixels as a new bytearray where the transport copies straight into
+        one (else the frame view, as without)."""
+
+        def fetch(x: int, y: int, width: int, height: int) -> Any:
+            transport = self._transport  # looked up each time: a resize may replace it
+            return (transport.fetch_bytes if as_bytes else transport.fetch)(x, y, width, height)
+
         if self._damage is not None:
             read_available(self._x)  # a non-blocking read: damage events, no round trip
         self._handle_events()
@@ -438,16 +460,16 @@ class Capture(XClient):
             frame = self._transport.frame[y : y + height, x : x + width]
             return frame, (x, y, width, height), tuple(sorted(bands))
         try:
-            frame = self._transport.fetch(x, y, width, height)
+            frame = fetch(x, y, width, height)
         except xerror.BadMatch:
             # The root shrank under us and the rectangle no longer fits: re-read the size.
             geometry = wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
             self._resize_to(geometry.width, geometry.height)
             x, y, width, height = self._check_region(region)
-            frame = self._transport.fetch(x, y, width, height)
+            frame = fetch(x, y, width, height)
         if self._handle_events():  # resized between our last look and this grab: grab again
             x, y, width, height = self._check_region(region)
-            frame = self._transport.fetch(x, y, width, height)
+            frame = fetch(x, y, width, height)
         return frame, (x, y, width, height), None
 
     def _refresh_damaged(self) -> list[tuple[int, int]]:

@@ -29,7 +29,7 @@ import numpy as np
 from Xlib.error import ConnectionClosedError
 from Xlib.protocol import request as xrequest
 
-from mantis_fast.pixels.memcopy import copy_frame
+from mantis_fast.pixels.memcopy import copy_frame, packed_bytes
 from mantis_fast.x11 import wire
 from mantis_fast.x11._shm import ReadOnlySegment
 from mantis_fast.x11.xvfb import started_framebuffer
@@ -328,6 +328,13 @@ class FramebufferTransport:
             target = self._memory[: width * height * 4].reshape(height, width, 4)
         self.held(lambda: copy_frame(target, self.live[y : y + height, x : x + width]))
         return target
+
+    def fetch_bytes(self, x: int, y: int, width: int, height: int) -> bytearray:
+        """The rectangle as a new bytearray, copied once straight from the framebuffer (what an
+        mss ``ScreenShot`` holds: ``fetch`` and then ``bytearray`` would copy twice)."""
+        box: list[bytearray] = []
+        self.held(lambda: box.append(packed_bytes(self.live[y : y + height, x : x + width])))
+        return box[0]
 
     def refresh_rows(self, top: int, rows: int) -> None:
         self.held(lambda: self.copy_rows(top, rows))

@@ -15,6 +15,7 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
+from mantis_fast.pixels.memcopy import packed_bytes
 from mantis_fast.x11 import mitshm, wire
 from mantis_fast.x11._shm import SharedSegment
 from mantis_fast.x11.connection import XTimeoutError, wait_reply
@@ -82,6 +83,9 @@ class ShmTransport:
         self._get_image(x, y, width, height, 0)  # packed at the start of the segment
         return self._memory[: width * height * 4].reshape(height, width, 4)
 
+    def fetch_bytes(self, x: int, y: int, width: int, height: int) -> bytearray:
+        return packed_bytes(self.fetch(x, y, width, height))
+
     def refresh_rows(self, top: int, rows: int) -> None:
         self._get_image(0, top, self._width, rows, top * self._width * 4)
 
@@ -147,6 +151,9 @@ class GetImageTransport:
             target = np.empty((height, width, 4), np.uint8)
         self._get_into(target, x, y)
         return target
+
+    def fetch_bytes(self, x: int, y: int, width: int, height: int) -> bytearray:
+        return packed_bytes(self.fetch(x, y, width, height))
 
     def refresh_rows(self, top: int, rows: int) -> None:
         self._get_into(self.frame[top : top + rows], 0, top)

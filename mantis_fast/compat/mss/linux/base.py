@@ -7,8 +7,6 @@ from collections.abc import Iterator
 from numbers import Integral
 from urllib.parse import urlencode
 
-import numpy as np
-
 from mantis_fast.compat._pool import IdlePool
 from mantis_fast.compat.mss.base import MSSImplementation
 from mantis_fast.compat.mss.exception import ScreenShotError
@@ -45,9 +43,9 @@ def _take_capture(display: str | None, use_shm: bool) -> Capture:
             return capture
         except MantisError:
             capture.close()
-    # MIT-SHM (or GetImage), as the backend names say: no server grab around each screenshot,
-    # and a region costs less than from the Xvfb framebuffer (which mf.Capture reads by default).
-    return Capture(key[0], use_shm=use_shm, framebuffer=False)
+    # Shared memory unless the backend named GetImage: the Xvfb framebuffer where the server
+    # exposes it (each screenshot one copy, straight into its bytearray), else MIT-SHM.
+    return Capture(key[0], use_shm=use_shm, framebuffer=use_shm)
 
 
 def _edid_ids(edid: bytes) -> dict[str, str]:
@@ -81,8 +79,9 @@ def _display_name(display: str | bytes | None) -> str | None:
 
 
 class MSSImplLinux(MSSImplementation):
-    """Grabs through ``Capture`` (MIT-SHM unless ``use_shm=False``), copying each region into
-    the ``bytearray`` a ``ScreenShot`` owns; monitors from RandR; the cursor from XFixes.
+    """Grabs through ``Capture`` (the Xvfb framebuffer or MIT-SHM; GetImage with
+    ``use_shm=False``) into the ``bytearray`` a ``ScreenShot`` owns; monitors from RandR; the
+    cursor from XFixes.
 
     The capture comes from a small pool (``_captures``): code that opens an ``MSS`` per
     screenshot pays the X connection set-up once, not per frame."""
@@ -151,7 +150,7 @@ class MSSImplLinux(MSSImplementation):
             raise ScreenShotError(f"monitor {monitor!r} has a non-integer coordinate")
         with self._guarded():
             try:
-                view = capture.grab(tuple(int(v) for v in region))
+                return capture.grab_bytes(tuple(int(v) for v in region))
             except InvalidInputError as exc:  # outside the root
                 raise ScreenShotError(
                     f"X11 Protocol Error: 8 (BadMatch) in GetImage: {exc}",
@@ -159,11 +158,6 @@ class MSSImplLinux(MSSImplementation):
                 ) from None
             except MantisError as exc:  # the server went away, or stopped answering
                 raise ScreenShotError(f"grab of {region} failed: {exc}") from None
-            if view.flags.c_contiguous:
-                return bytearray(view)  # one pass: no zero-fill before the copy
-            data = bytearray(view.nbytes)
-            np.copyto(np.frombuffer(data, np.uint8).reshape(view.shape), view)
-            return data
 
     @contextlib.contextmanager
     def _guarded(self) -> Iterator[None]:

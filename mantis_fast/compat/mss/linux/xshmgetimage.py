@@ -25,7 +25,7 @@ class MSSImplXShmGetImage(MSSImplLinux):
     def __init__(self, /, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         capture = self._live()
-        if capture.backend == "xshm":
+        if capture.backend in ("xshm", "xvfb-framebuffer"):  # both read shared memory
             self.shm_status = ShmStatus.UNKNOWN
         else:
             self.shm_status = ShmStatus.UNAVAILABLE
@@ -35,5 +35,9 @@ class MSSImplXShmGetImage(MSSImplLinux):
         data = super().grab(monitor)
         if self.shm_status is ShmStatus.UNKNOWN:
             self.shm_status = ShmStatus.AVAILABLE
-            self.performance_status.append("MIT-SHM is working correctly.")
+            self.performance_status.append(
+                "MIT-SHM is working correctly."
+                if self._live().backend == "xshm"
+                else "Reading the Xvfb framebuffer through shared memory."
+            )
         return data
