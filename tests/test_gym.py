@@ -253,6 +253,16 @@ def test_reset_returns_once_a_slow_app_is_drawn(tmp_path, slow) -> None:
         assert button.sum() > 1000, "the first observation does not show the button"
 
 
+def test_reset_finds_the_window_of_an_app_a_launcher_left_running(tmp_path) -> None:
+    """The launched process exits with 0 at once; the app it started is not its child."""
+    app = f"{sys.executable} {BUTTON_APP} {tmp_path / 'clicks'} --sleep-before 0.5"
+    launcher = ["sh", "-c", f"{app} > /dev/null 2>&1 &"]
+    with XdotoolGymEnv(viewport=(640, 480), app=launcher, settle_time=0.3) as launched:
+        result = launched.reset()
+        assert result.info["app_window"].window.bounds == GEOMETRY
+        assert (result.observation == BUTTON_COLOUR).all(axis=2).sum() > 1000
+
+
 def test_reset_says_clearly_when_the_app_shows_no_window(tmp_path) -> None:
     windowless = [sys.executable, "-c", "import time; time.sleep(30)"]
     with XdotoolGymEnv(viewport=(320, 240), app=windowless, app_timeout=1.0) as no_window:
@@ -263,7 +273,7 @@ def test_reset_says_clearly_when_the_app_shows_no_window(tmp_path) -> None:
     failing = [sys.executable, "-c", "raise SystemExit(3)"]
     with (
         XdotoolGymEnv(viewport=(320, 240), app=failing) as exits,
-        pytest.raises(AppError, match="exited with code 3 before showing a window"),
+        pytest.raises(AppError, match="exited with code 3 before its window was up"),
     ):
         exits.reset()
     for bad in ({"app_timeout": 0}, {"app_timeout": math.inf}, {"paint_timeout": -1}):

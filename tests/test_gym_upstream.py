@@ -393,8 +393,10 @@ class ScriptBrain:
     def __init__(self, actions, last_image_size=None) -> None:
         self.actions = actions
         self.last_image_size = last_image_size
+        self.frame_counts: list[int] = []
 
     def think(self, frames, task, action_history=None, screen_size=(1920, 1080)):
+        self.frame_counts.append(len(frames))
         index = min(len(action_history or []), len(self.actions) - 1)
         return up.InferenceResult(self.actions[index], "")
 
@@ -414,6 +416,8 @@ def test_tool_calls_and_bad_actions_are_reported_and_the_episode_goes_on(env) ->
     assert "tool_call" in errors[0] and "no equivalent" in errors[0]
     assert "type needs param 'text'" in errors[1]
     assert "x: " in errors[2]
+    # The tool call dispatched nothing: no new frame for it, as upstream's runner.
+    assert brain.frame_counts == [1, 1, 2, 3]
 
 
 def test_a_multi_action_step_and_the_brains_image_size(env) -> None:

@@ -94,33 +94,36 @@ def wait_for_app_window(
     or a top-level not in ``known`` appears, and until that window is drawn.
 
     ``AppError`` when no such window is up within ``timeout`` seconds, or at once when one of
-    ``processes`` (the launched apps) exits first.
+    ``processes`` (the launched apps) exits with an error first (an exit with 0 may be a
+    launcher that left the app running: the wait goes on).
     """
     started = time.monotonic()
     deadline = started + timeout
     pids, processes = list(pids), list(processes)
-    found: TopLevel | None = None
-    found_at = 0.0
+    first_seen: float | None = None
     while True:
         now = time.monotonic()
-        if found is None:
-            for process in processes:
-                if process.poll() is not None:
-                    raise AppError(
-                        f"the app {process.args!r} exited with code {process.returncode} "
-                        "before showing a window"
-                    )
-            found = _pick(windows.top_levels(), process_tree(pids), known)
-            found_at = now
+        for process in processes:
+            # Exit 0 may be a launcher that started the app and left: keep looking for it.
+            if process.poll() not in (None, 0):
+                raise AppError(
+                    f"the app {process.args!r} exited with code {process.returncode} "
+                    "before its window was up"
+                )
+        # Picked again at every poll: a window may be mapped small, then resized or replaced.
+        found = _pick(windows.top_levels(), process_tree(pids), known)
         if found is not None:
+            first_seen = now if first_seen is None else first_seen
             if not _one_colour(capture, found.bounds):
                 return AppWindow(found, now - started, True)
-            if now - found_at >= paint_timeout:
+            if now - first_seen >= paint_timeout:
                 return AppWindow(found, now - started, False)
-        if found is None and now >= deadline:
+        elif now >= deadline:
             shown = [hex(t.id) for t in windows.top_levels()]
+            exited = [p.args for p in processes if p.poll() is not None]
+            gone = f"; {exited!r} exited with code 0" if exited else ""
             raise AppError(
-                f"the app (pids {pids}) mapped no window within {timeout:g}s "
+                f"the app (pids {pids}{gone}) mapped no window within {timeout:g}s "
                 f"(viewable top-level windows: {shown or 'none'}); raise app_timeout, "
                 "or pass app_timeout=None for an app without a window"
             )

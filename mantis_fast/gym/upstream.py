@@ -269,6 +269,7 @@ class UpstreamBrain:
         self.frames_per_inference = frames_per_inference
         self.frames: deque[Any] = deque(maxlen=frames_per_inference)
         self.action_history: list[Any] = []
+        self._observation: Any = None
         self._screen_size: Any = None
         self._loaded = False
         self.last_result: Any = None
@@ -288,6 +289,7 @@ class UpstreamBrain:
     def reset(self) -> None:
         """A new episode: no frames, no history; the brain's ``load`` (once) and ``reset``."""
         self.frames.clear()
+        self._observation = None
         self.action_history = []
         self.last_result = self.last_action = self.last_error = None
         self.last_thinking = ""
@@ -301,7 +303,10 @@ class UpstreamBrain:
             reset()
 
     def think(self, observation: Any, instruction: str, history: list[dict[str, Any]]) -> Any:
-        self.frames.append(_as_pil(observation))
+        # A step that dispatched nothing leaves the same observation: one frame, as upstream.
+        if observation is not self._observation:
+            self._observation = observation
+            self.frames.append(_as_pil(observation))
         task = instruction
         if history and "nudge" in history[-1]:
             task = f"{instruction}\n\n{history[-1]['nudge']}"
