@@ -28,6 +28,8 @@ from mantis_fast.errors import (
     ConnectionLostError,
     DesktopPoolError,
     DisplayError,
+    DisplayToolError,
+    DisplayToolTimeout,
     EngineFinished,
     InjectQueueFull,
     InjectTooLarge,
@@ -62,6 +64,14 @@ from mantis_fast.geometry.coords import (
     unit_to_pixels,
     working_area,
 )
+from mantis_fast.geometry.display_descriptor import displays_descriptor, displays_from_descriptor
+from mantis_fast.geometry.display_parsers import (
+    parse_hyprland_monitors,
+    parse_sway_outputs,
+    parse_system_profiler_displays,
+    parse_windows_screens,
+    parse_xrandr_monitors,
+)
 from mantis_fast.geometry.displays import (
     Display,
     DisplayFallbackWarning,
@@ -71,7 +81,6 @@ from mantis_fast.geometry.displays import (
     global_to_local,
     local_points_to_global,
     local_to_global,
-    parse_xrandr_monitors,
     resolve_display,
 )
 from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
@@ -99,6 +108,7 @@ from mantis_fast.pixels.sizing import (
     scale_percent_size,
     smart_resize,
 )
+from mantis_fast.platforms import detect_display_source, enumerate_displays
 from mantis_fast.x11.capture import Capture, DisplayGrab, Settled
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.monitors import list_displays
@@ -122,6 +132,8 @@ __all__ = [
     "DisplayError",
     "DisplayFallbackWarning",
     "DisplayGrab",
+    "DisplayToolError",
+    "DisplayToolTimeout",
     "EngineFinished",
     "InjectQueueFull",
     "InjectTooLarge",
@@ -156,12 +168,16 @@ __all__ = [
     "coerce_coordinate",
     "compute_click_tol_px",
     "data_url",
+    "detect_display_source",
+    "displays_descriptor",
+    "displays_from_descriptor",
     "draw_bbox_heat",
     "draw_heat",
     "drift_loop_flags",
     "encode_jpeg",
     "encode_png",
     "encode_webp",
+    "enumerate_displays",
     "fixed_size",
     "frame_hash",
     "global_points_to_local",
@@ -172,7 +188,11 @@ __all__ = [
     "model_to_screen",
     "normalized_points_to_pixels",
     "normalized_to_pixels",
+    "parse_hyprland_monitors",
     "parse_point",
+    "parse_sway_outputs",
+    "parse_system_profiler_displays",
+    "parse_windows_screens",
     "parse_xrandr_monitors",
     "phash_64",
     "pixel_points_to_normalized",

@@ -16,6 +16,8 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     │   ├── NoDisplayError                    no display named and no $DISPLAY
     │   ├── CaptureError                      a capture failed or was refused
     │   │   └── UnsupportedVisualError        the root's pixel format is not 32-bit RGB
+    │   ├── DisplayToolError                  a display-listing tool missing, failed or unreadable
+    │   │   └── DisplayToolTimeout (TimeoutError) it did not finish in time (it was killed)
     │   ├── InputError                        input could not be dispatched
     │   └── ConnectionLostError (CaptureError, InputError)
     │       └── ServerHungError (TimeoutError) the server stopped answering
@@ -45,6 +47,8 @@ __all__ = [
     "ConnectionLostError",
     "DesktopPoolError",
     "DisplayError",
+    "DisplayToolError",
+    "DisplayToolTimeout",
     "EngineFinished",
     "InjectQueueFull",
     "InjectTooLarge",
@@ -107,6 +111,25 @@ class CaptureError(DisplayError):
 
 class UnsupportedVisualError(CaptureError):
     """The root window's pixel format is not 32-bit-per-pixel little-endian RGB."""
+
+
+class DisplayToolError(DisplayError):
+    """A display-listing tool is missing, failed, or printed what cannot be read.
+
+    ``tool`` is the command's name, ``returncode`` its exit status (None when it did not run
+    or was killed), ``stderr`` the end of what it wrote there."""
+
+    def __init__(
+        self, message: str, *, tool: str, returncode: int | None = None, stderr: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class DisplayToolTimeout(DisplayToolError, TimeoutError):
+    """A display-listing tool did not finish within its time limit (it was killed)."""
 
 
 class InputError(DisplayError):

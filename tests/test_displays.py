@@ -406,6 +406,21 @@ def test_single_screen_is_one_primary_display(xvfb: Xvfb):
     assert parse_xrandr_monitors(xrandr(xvfb, "--listmonitors")) == [display]
 
 
+@pytest.mark.parametrize("fresh_xvfb", [(2400, 1000)], indirect=True)
+def test_live_negative_offsets_parse_as_xrandr_prints_them(fresh_xvfb: Xvfb):
+    # xrandr prints every offset as "+%d": a monitor left of the root reads "+-200+100".
+    xrandr(fresh_xvfb, "--setmonitor", "left", "800/200x600/150+-200+100", "screen")
+    xrandr(fresh_xvfb, "--setmonitor", "up", "640/160x480/120+900+-50", "none")
+    text = xrandr(fresh_xvfb, "--listmonitors")
+    assert "+-200+100" in text and "+900+-50" in text, text
+    parsed = parse_xrandr_monitors(text)
+    assert [(d.name, d.bounds) for d in parsed] == [
+        ("left", (-200, 100, 800, 600)),
+        ("up", (900, -50, 640, 480)),
+    ]
+    assert parsed == list_displays(fresh_xvfb.display)
+
+
 @pytest.mark.parametrize("name", [":5999", ":64999", "::"])
 def test_unreachable_server_is_a_display_error(name):
     with pytest.raises(DisplayError, match=f"cannot connect to X display '{name}'"):

@@ -169,10 +169,12 @@ _SWAY_TRANSFORMS = {
 
 # " 0: +*eDP-1 1920/344x1080/193+0+0  eDP-1": index, "+" automatic, "*" primary, name (any
 # text, spaces included: ``xrandr --setmonitor "Left panel" ...``), width/mm x height/mm,
-# signed offsets, outputs. The name ends where the first geometry begins.
+# signed offsets, outputs. The name ends where the first geometry begins. xrandr prints each
+# offset as "+%d", so a negative one reads "+-200" (a bare "-200" is taken too).
 _MONITOR_LINE = re.compile(
     r"^\s*(?P<index>\d+):\s+(?P<flags>[+*]*)(?P<name>.+?)\s+"
-    r"(?P<width>\d+)(?:/\d+)?x(?P<height>\d+)(?:/\d+)?(?P<x>[+-]\d+)(?P<y>[+-]\d+)(?:\s.*)?$"
+    r"(?P<width>\d+)(?:/\d+)?x(?P<height>\d+)(?:/\d+)?"
+    r"(?P<x>\+-?\d+|-\d+)(?P<y>\+-?\d+|-\d+)(?:\s.*)?$"
 )
 # What xrandr prints for every monitor: a line of this shape that does not parse is an error,
 # never a monitor silently dropped (its primary mark would then move to another one).
@@ -203,7 +205,8 @@ def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
             continue
         if int(match["index"]) in seen:
             continue
-        bounds = (int(match["x"]), int(match["y"]), int(match["width"]), int(match["height"]))
+        x, y = (int(match[k].removeprefix("+")) for k in ("x", "y"))
+        bounds = (x, y, int(match["width"]), int(match["height"]))
         try:
             display = Display(
                 int(match["index"]), bounds, 1.0, "*" in match["flags"], match["name"].strip()

@@ -14,30 +14,11 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
-from mantis_fast.errors import DisplayError, InvalidInputError
+from mantis_fast.errors import DisplayToolError, DisplayToolTimeout, InvalidInputError
 
 __all__ = ["MAX_OUTPUT_BYTES", "DisplayToolError", "DisplayToolTimeout", "run_tool"]
 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024  # no display list is near this: more is a broken tool
-
-
-class DisplayToolError(DisplayError):
-    """A display-listing tool is missing, failed, or printed what cannot be read.
-
-    ``tool`` is the command's name, ``returncode`` its exit status (None when it did not run
-    or was killed), ``stderr`` the end of what it wrote there."""
-
-    def __init__(
-        self, message: str, *, tool: str, returncode: int | None = None, stderr: str = ""
-    ) -> None:
-        super().__init__(message)
-        self.tool = tool
-        self.returncode = returncode
-        self.stderr = stderr
-
-
-class DisplayToolTimeout(DisplayToolError, TimeoutError):
-    """A display-listing tool did not finish within its time limit (it was killed)."""
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
