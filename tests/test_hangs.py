@@ -79,6 +79,8 @@ CAPTURE_CALLS = {
     "grab region": lambda cap: cap.grab((0, 0, 10, 10)),
     "monitors": lambda cap: cap.monitors,
     "grab_display": lambda cap: cap.grab_display(0),
+    "grab_displays": lambda cap: cap.grab_displays(),
+    "grab_bytes": lambda cap: cap.grab_bytes(),
 }
 
 
