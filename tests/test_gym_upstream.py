@@ -32,6 +32,7 @@ from mantis_fast.gym.upstream import (
     is_upstream_brain,
     upstream_coordinate,
 )
+from mantis_fast.x11.input.keys import canonical_key_name
 from tests import upstream_brain as up
 from tests.tk_app import Recorder
 from tests.tk_button import BUTTON_COLOUR
@@ -143,6 +144,7 @@ ACTION_SHAPES = [
     (UA(UT.KEY_PRESS, {"keys": ["ctrl", "s"]}), [("key", {"keys": "ctrl+s"})]),
     (UA(UT.KEY_PRESS, {"key": "enter"}), [("key", {"keys": "enter"})]),
     (UA(UT.KEY_PRESS, {"keys": "command+c"}), [("key", {"keys": "command+c"})]),
+    (UA(UT.KEY_PRESS, {"key": 5}), [("key", {"keys": "5"})]),
     (
         UA(UT.DRAG, {"start_x": 10, "start_y": "20", "end_x": 110.7, "end_y": "220, 5]"}),
         [("drag", {"x": 10, "y": 20, "x2": 110, "y2": 220})],
@@ -198,6 +200,13 @@ ACTION_SHAPES = [
 @pytest.mark.parametrize(("action", "expected"), ACTION_SHAPES, ids=str)
 def test_every_upstream_action_shape(action, expected) -> None:
     assert _shape(from_upstream(action, VIEWPORT)) == expected
+
+
+@pytest.mark.parametrize(("name", "keysym"), sorted(up.KEY_MAP.items()))
+def test_upstreams_key_names_press_the_same_keys(name, keysym) -> None:
+    for spelling in (name, name.upper(), f" {name} "):
+        (key,) = from_upstream(UA(UT.KEY_PRESS, {"keys": spelling}), VIEWPORT)
+        assert canonical_key_name(key.validated().params["keys"]) == keysym
 
 
 def test_done_keeps_success_and_summary_for_the_runner() -> None:

@@ -98,6 +98,32 @@ def finds_a_number(val: Any) -> bool:
     return re.match(r"-?\d+", str(val).strip()) is not None
 
 
+#: ``XdotoolGymEnv._execute_action``'s key names (lower case) -> the X keysym it presses.
+KEY_MAP = {
+    "enter": "Return",
+    "tab": "Tab",
+    "escape": "Escape",
+    "backspace": "BackSpace",
+    "delete": "Delete",
+    "up": "Up",
+    "down": "Down",
+    "left": "Left",
+    "right": "Right",
+    "home": "Home",
+    "end": "End",
+    "pageup": "Page_Up",
+    "pagedown": "Page_Down",
+    "f1": "F1",
+    "f2": "F2",
+    "f3": "F3",
+    "f4": "F4",
+    "f5": "F5",
+    "f11": "F11",
+    "f12": "F12",
+    "space": "space",
+}
+
+
 def clamp(x: Any, y: Any, viewport: tuple[int, int]) -> tuple[int, int]:
     """``XdotoolGymEnv._clamp``: read both, then clamp into the viewport."""
     x, y = to_int(x), to_int(y)

@@ -187,6 +187,8 @@ def from_upstream(action: Any, size: Sequence[int]) -> list[Action]:
         return steps
     if kind is ActionType.KEY:
         keys = params.get("keys") or params.get("key") or ""
+        if not isinstance(keys, (str, list, tuple)):
+            keys = str(keys)  # upstream's str(keys): a key given as the number 5 is "5"
         return [make(kind, {"keys": keys})]
     if kind is ActionType.WAIT:
         seconds = params.get("seconds", 1.0)
