@@ -283,6 +283,12 @@ def test_click_tol_toggle_is_read_when_checked(monkeypatch):
     assert detector._effective_click_tol(click(0, 0, "the OK button")) == 8
     monkeypatch.setenv(ADAPTIVE_CLICK_TOL_ENV, "on")
     assert detector.is_drift_loop(3)
+    narrowed = LoopDetector(8)  # a link: 4 px when adaptive, 8 px when not
+    for x in (100, 105, 100):
+        narrowed.record(click(x, 100, "the next link"))
+    assert not narrowed.is_drift_loop(3)  # "on": 5 px > 4
+    monkeypatch.setenv(ADAPTIVE_CLICK_TOL_ENV, "off")
+    assert narrowed.is_drift_loop(3)  # 5 px <= 8
     pinned = LoopDetector(8, adaptive=True)
     for x in (100, 111, 100):
         pinned.record(click(x, 100, "the OK button"))

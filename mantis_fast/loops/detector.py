@@ -260,19 +260,26 @@ class LoopDetector:
         if ring.kind_run < window:
             return False
         adaptive = self._adaptive
-        if adaptive is None:
-            adaptive = toggle_enabled(ADAPTIVE_CLICK_TOL_ENV)  # read when checked, as upstream
-        if not adaptive:
-            return ring.within(window, self.click_tol_px)
+        raw = self.click_tol_px
+        if adaptive is False:
+            return ring.within(window, raw)
         first = self._head - window + 1
         if first < 0:
             first += self.history
         tol = self._tols[first]
         if tol is None:
-            tol = self._tols[first] = _scaled_click_tol(
-                self.click_tol_px, self._reasons[first], True
-            )
-        return ring.within(window, tol)
+            tol = self._tols[first] = _scaled_click_tol(raw, self._reasons[first], True)
+        if adaptive or tol == raw:
+            return ring.within(window, tol)
+        # The environment decides (read when checked, as upstream), but reading it costs more
+        # than a walk: within() is monotone in the tolerance, so it matters only when the window
+        # fits the larger of the two tolerances and not the smaller.
+        wider = tol > raw  # the keyword widens the baseline
+        if ring.within(window, raw if wider else tol):
+            return True
+        if not ring.within(window, tol if wider else raw):
+            return False
+        return wider is toggle_enabled(ADAPTIVE_CLICK_TOL_ENV)
 
     def _repeat(self, window: int) -> bool:
         return self._repeat_run >= window and not (

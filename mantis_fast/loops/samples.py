@@ -192,11 +192,30 @@ def to_sample(action: Any, url: Any, frame: Any) -> tuple:
     code = DRIFT_CODE.get(kind, 0)
     x = y = 0.0
     if code:
-        point = action_point(params)
-        if point is None:
-            code = 0
-        else:
-            x, y = point
+        scroll_like = False  # a spatial action is never scroll-like
+        # Fast path for the common shape (x and y plain finite numbers); anything else, and
+        # every error, goes through action_point.
+        px, py = params.get("x"), params.get("y")
+        tx, ty = type(px), type(py)
+        fast = (tx is int or tx is float) and (ty is int or ty is float)
+        if fast:
+            try:
+                x, y = float(px), float(py)
+            except OverflowError:  # an int beyond float64
+                fast = False
+            else:
+                fast = (x - x) + (y - y) == 0.0  # NaN unless both are finite
+        if not fast:
+            point = action_point(params)
+            if point is None:
+                code = 0
+                x = y = 0.0
+            else:
+                x, y = point
+    else:
+        scroll_like = (
+            "scroll" in kind or kind == "wait" or (kind == "key" and is_scroll_like(kind, params))
+        )
     if frame is None or type(frame) is str:
         frame_hash = frame or None
     elif isinstance(frame, str):
@@ -220,7 +239,4 @@ def to_sample(action: Any, url: Any, frame: Any) -> tuple:
     # The mapping form without a "params" key already built a private params dict.
     owned = type(action) is dict and "params" not in action
     signature = (kind, params if owned else dict(params))
-    scroll_like = (
-        "scroll" in kind or kind == "wait" or (kind == "key" and is_scroll_like(kind, params))
-    )
     return kind, code, x, y, reasoning, signature, scroll_like, frame_hash, url

@@ -160,11 +160,14 @@ def effective_click_tol(click_tol_px: float, reasoning: str | None, adaptive: bo
 def _scaled_click_tol(click_tol_px: float, reasoning: str | None, adaptive: bool) -> float:
     """``effective_click_tol`` without the checks, for the detectors' inner loops (their
     ``click_tol_px`` was checked once, when they were built)."""
-    if not adaptive:
+    if not adaptive or not reasoning:
         return click_tol_px
-    multiplier = _keyword_multiplier(reasoning)
+    text = reasoning.lower()  # _keyword_multiplier inlined: once per drift window
+    for keyword, multiplier in CLICK_TOL_KEYWORDS:
+        if keyword in text:
+            return max(1, round(click_tol_px * multiplier))
     # No keyword: the baseline untouched (not rounded, nor raised to 1), as upstream.
-    return click_tol_px if multiplier is None else max(1, round(click_tol_px * multiplier))
+    return click_tol_px
 
 
 def check_click_tol(click_tol_px: Any) -> None:
