@@ -234,7 +234,10 @@ def test_launch_is_refused_without_a_launcher_and_scroll_without_a_point_is_cent
         dispatcher.dispatch(Action("launch_app", {"command": "xterm"}))
     assert dispatcher.dispatch(Action("scroll")).pixels == [(50, 25)]
     assert pointer.calls == [("scroll", 50, 25, "down", 3)]
-    with pytest.raises(InvalidInputError, match="expected an Action, got dict"):
+    foreign = type("Action", (), {"__module__": "upstream.actions"})()  # same name, not ours
+    with pytest.raises(InvalidInputError, match=r"got upstream\.actions\.Action"):
+        dispatcher.dispatch(foreign)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="expected a mantis_fast Action, got dict"):
         dispatcher.dispatch({"name": "click"})  # type: ignore[arg-type]
 
 

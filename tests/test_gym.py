@@ -119,7 +119,7 @@ def test_every_action_type_lands(env, recorder) -> None:
         (Action(ActionType.TYPE_TEXT, {}), "type needs param 'text'"),
         (Action(ActionType.DRAG, {"x": 1, "y": 2}), "drag needs params x2 and y2"),
         (Action(ActionType.WAIT, {"seconds": -1}), "wait seconds must be"),
-        ("click 3 4", "expected an Action, got str"),
+        ("click 3 4", "expected a mantis_fast Action, got str"),
     ],
 )
 def test_bad_actions_are_reported_and_the_episode_goes_on(env, action, match) -> None:

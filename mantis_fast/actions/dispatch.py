@@ -103,7 +103,11 @@ class Dispatcher:
         server raises ``ConnectionLostError`` from the backend.
         """
         if not isinstance(action, Action):
-            raise InvalidInputError(f"expected an Action, got {type(action).__name__}")
+            kind = type(action)  # its module too: another project's class may be "Action" as well
+            name = kind.__qualname__
+            if kind.__module__ != "builtins":
+                name = f"{kind.__module__}.{name}"
+            raise InvalidInputError(f"expected a mantis_fast Action, got {name}")
         action = action.validated()
         kind, params = action.action_type, action.params
         pixels = [self.to_screen(action, x, y, image_size) for x, y in action.points()]
