@@ -2,8 +2,9 @@
 
 ``connection`` opens python-xlib connections and bounds every wait on the server; ``mitshm``,
 ``transport``, ``damage`` and ``capture`` get pixels out of it (``display_grab``: one display's
-part of a grab); ``monitors`` asks RandR for the monitors; ``input`` dispatches pointer and
-keyboard events; ``xvfb`` starts private servers.
+part of a grab); ``monitors`` asks RandR for the monitors; ``windows`` finds top-level windows
+and the processes that own them; ``input`` dispatches pointer and keyboard events; ``xvfb``
+starts private servers.
 The pure layers (``pixels``, ``geometry``, ``loops``, ``actions``) never import this package.
 """
 
