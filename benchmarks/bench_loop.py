@@ -4,8 +4,9 @@ Run: .venv/bin/python -m pytest benchmarks/bench_loop.py --benchmark-only -p no:
 
 The batched group compares ``drift_loop_flags`` (Cython, O(T)) with the straightforward pure-Python
 detector the tests use as their reference, and with a vectorised numpy sliding-window version.
-The streaming groups time ``record`` + ``is_any_loop`` over STREAM_STEPS pre-built actions (frame
-hashes passed as strings, so hashing is excluded): divide the median by STREAM_STEPS for us/step.
+The streaming groups time ``record`` + ``is_any_loop`` (or ``is_any_loop_adaptive``, upstream's
+adaptive windows) over STREAM_STEPS pre-built actions (frame hashes passed as strings, so hashing
+is excluded): divide the median by STREAM_STEPS for us/step.
 The batched group against pure Python is the report's loop-detection operation (``report_as``).
 """
 
@@ -142,20 +143,21 @@ def drifting_steps(n: int, seed: int = 2):
     ]
 
 
-def stream(detector_factory, steps):
+def stream(detector_factory, steps, check="is_any_loop"):
     def run():
         detector = detector_factory()
         loops = 0
+        is_loop = getattr(detector, check)
         for action, url, frame in steps:
             detector.record(action, url=url, frame=frame)
-            loops += detector.is_any_loop(WINDOW)
+            loops += is_loop(WINDOW)
         return loops
 
     return run
 
 
-def bench_stream(benchmark, factory, steps, rounds):
-    loops = benchmark.pedantic(stream(factory, steps), rounds=rounds, warmup_rounds=1)
+def bench_stream(benchmark, factory, steps, rounds, check="is_any_loop"):
+    loops = benchmark.pedantic(stream(factory, steps, check), rounds=rounds, warmup_rounds=1)
     benchmark.extra_info["us_per_step"] = benchmark.stats.stats.median / len(steps) * 1e6
     return loops
 
@@ -182,3 +184,20 @@ def test_mantis_fast_streaming_drifting(benchmark):
 @pytest.mark.benchmark(group="loop streaming record+is_any_loop, 10k drifting clicks")
 def test_reference_list_detector_drifting(benchmark):
     bench_stream(benchmark, lambda: ReferenceLoopDetector(TOL), drifting_steps(STREAM_STEPS), 5)
+
+
+ADAPTIVE = "loop streaming record+is_any_loop_adaptive, 10k mixed steps"
+
+
+@pytest.mark.benchmark(group=ADAPTIVE)
+def test_mantis_fast_streaming_adaptive(benchmark):
+    steps = mixed_steps(STREAM_STEPS)
+    factory = lambda: LoopDetector(TOL, history=32, adaptive_windows=True)  # noqa: E731
+    loops = bench_stream(benchmark, factory, steps, 30, "is_any_loop_adaptive")
+    assert loops == stream(lambda: ReferenceLoopDetector(TOL), steps, "is_any_loop_adaptive")()
+
+
+@pytest.mark.benchmark(group=ADAPTIVE)
+def test_reference_list_detector_adaptive(benchmark):
+    steps = mixed_steps(STREAM_STEPS)
+    bench_stream(benchmark, lambda: ReferenceLoopDetector(TOL), steps, 5, "is_any_loop_adaptive")

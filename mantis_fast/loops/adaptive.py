@@ -56,7 +56,9 @@ def adaptive_loop_enabled() -> bool:
 
 def _bucket(value: Any) -> int | None:
     """``int(value) // 8`` for a finite real number (bools included, as upstream), else None."""
-    if not isinstance(value, Real):
+    if type(value) is int:
+        return value // SIGNATURE_BUCKET_PX
+    if type(value) is not float and not isinstance(value, Real):
         return None
     try:
         return int(value) // SIGNATURE_BUCKET_PX

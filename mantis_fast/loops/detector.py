@@ -113,14 +113,18 @@ class LoopDetector:
         "_change_run",
         "_count",
         "_drift_ring",
+        "_hash_mark",
         "_hashes",
         "_head",
+        "_patterns",
         "_reasons",
         "_repeat_run",
         "_scrolls",
         "_signatures",
         "_state_run",
+        "_steps",
         "_tols",
+        "_url_mark",
         "_urls",
         "click_tol_px",
         "history",
@@ -159,6 +163,8 @@ class LoopDetector:
         self._scrolls: list[bool] = [False] * history
         self._hashes: list[str | None] = [None] * history
         self._urls: list[str] = [""] * history
+        # Per slot: the action's pattern_signature, computed on first use (adaptive windows).
+        self._patterns: list[tuple | None] = [None] * history
         self.reset()
 
     @property
@@ -183,8 +189,15 @@ class LoopDetector:
         self._count = 0
         self._repeat_run = self._change_run = self._state_run = 0
         self._drift_ring.clear()
-        for ring in (self._tols, self._signatures, self._hashes):
+        for ring in (self._tols, self._signatures, self._hashes, self._patterns):
             ring[:] = [None] * self.history
+        # For state_progressed in O(1): steps are numbered from 0 since the reset; per signal
+        # (URL, frame hash), a mark (last known value, its step, the step of the latest known
+        # value that differs from it; -1: none). The window [t - w + 1, t] holds two distinct
+        # known values exactly when both steps fall inside it.
+        self._steps = 0
+        self._url_mark: tuple[Any, int, int] = (None, -1, -1)
+        self._hash_mark: tuple[Any, int, int] = (None, -1, -1)
         self._reasons[:] = [""] * self.history
         self._urls[:] = [""] * self.history
 
@@ -239,6 +252,15 @@ class LoopDetector:
         self._scrolls[head] = scroll
         self._hashes[head] = frame_hash
         self._urls[head] = url
+        self._patterns[head] = None
+        step = self._steps
+        self._steps = step + 1
+        if url:
+            last, at, moved = self._url_mark
+            self._url_mark = (url, step, at if last != url and at >= 0 else moved)
+        if frame_hash is not None:
+            last, at, moved = self._hash_mark
+            self._hash_mark = (frame_hash, step, at if last != frame_hash and at >= 0 else moved)
 
     def _check_window(self, window: Any, name: str = "window") -> int:
         if type(window) is int and 2 <= window <= self.history:
@@ -305,28 +327,29 @@ class LoopDetector:
 
     # --- adaptive windows (upstream's #298) -----------------------------------------------------
 
-    def _slots(self, window: int) -> range | list[int]:
-        """Ring slots of the last ``window`` samples, oldest first (``window <= count``)."""
-        first = self._head - window + 1
-        if first >= 0:
-            return range(first, self._head + 1)
-        return [*range(first + self.history, self.history), *range(self._head + 1)]
-
     def _diversity(self, window: int) -> float:
         if self._count < window:
             return 0.0
-        signatures = self._signatures
-        return len({pattern_signature(*signatures[i]) for i in self._slots(window)}) / window
+        patterns = self._patterns
+        head = self._head
+        first = head - window + 1
+        chunk = (
+            patterns[first : head + 1] if first >= 0 else patterns[first:] + patterns[: head + 1]
+        )
+        if None in chunk:  # usually just the newest sample
+            signatures = self._signatures
+            for j, pattern in enumerate(chunk):
+                if pattern is None:
+                    slot = (first + j) % self.history
+                    chunk[j] = patterns[slot] = pattern_signature(*signatures[slot])
+        return len(set(chunk)) / window
 
     def _progressed(self, window: int) -> bool:
         if self._count < window:
             return False
-        slots = self._slots(window)
-        urls = {self._urls[i] for i in slots}
-        urls.discard("")
-        hashes = {self._hashes[i] for i in slots}
-        hashes.discard(None)
-        return len(urls) > 1 or len(hashes) > 1
+        first = self._steps - window  # the window's first step
+        # The differing value is older than the last one: inside the window, both are.
+        return self._url_mark[2] >= first or self._hash_mark[2] >= first
 
     def pattern_diversity(self, window: int) -> float:
         """Distinct :func:`~mantis_fast.loops.adaptive.pattern_signature` values among the last
@@ -341,9 +364,12 @@ class LoopDetector:
 
     def _adapt(self, base_window: Any, max_extension: Any, floor: Any) -> int:
         base = self._check_window(base_window, "base_window")
-        for name, value, low in (("max_extension", max_extension, 0), ("floor", floor, 2)):
-            if type(value) is not int or value < low:
-                raise InvalidInputError(f"{name} must be an int >= {low}, got {_shown(value)}")
+        if not (type(max_extension) is int and max_extension >= 0):
+            raise InvalidInputError(
+                f"max_extension must be an int >= 0, got {_shown(max_extension)}"
+            )
+        if not (type(floor) is int and floor >= 2):
+            raise InvalidInputError(f"floor must be an int >= 2, got {_shown(floor)}")
         if base + max_extension > self.history:
             raise InvalidInputError(
                 f"base_window + max_extension must be at most history={self.history}, got "
