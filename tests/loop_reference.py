@@ -236,3 +236,10 @@ class ReferenceLoopDetector:
         if self.state_progressed(window) and not self.is_state_loop(window):
             return False
         return self.is_any_loop(window)
+
+
+def reference_distinct(codes, window: int) -> list[int]:
+    """Distinct non-negative codes among steps t-window+1..t, counted literally."""
+    return [
+        len({c for c in codes[max(0, t - window + 1) : t + 1] if c >= 0}) for t in range(len(codes))
+    ]

@@ -8,16 +8,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from mantis_fast.errors import InvalidInputError
 from mantis_fast.loops import _loop
 from mantis_fast.loops.detector import DRIFT_KINDS, LoopDetector
 from mantis_fast.loops.trajectory import (
     Trajectory,
+    _distinct_in_windows,
     drift_loop_flags,
     encode_drift_kinds,
     repeat_loop_flags,
     state_loop_flags,
 )
 from tests.loop_reference import (
+    reference_distinct,
     reference_drift_flags,
     reference_repeat_flags,
     reference_state_flags,
@@ -262,6 +265,78 @@ def test_batched_equals_streaming(trajectory, window, tol, adaptive):
     assert as_list(batched.repeat_flags(window)) == streamed["repeat"]
     assert as_list(batched.state_flags(window)) == streamed["state"]
     assert as_list(batched.any_flags(window)) == streamed["any"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    trajectory=steps(),
+    window=st.integers(2, 6),
+    extension=st.integers(0, 3),
+)
+def test_batched_adaptive_windows_equal_streaming(trajectory, window, extension):
+    actions, urls, frames = trajectory
+    batched = Trajectory.from_actions(actions, urls=urls, frames=frames, click_tol_px=5)
+    detector = LoopDetector(5, history=window + extension + 1, adaptive_windows=True)
+    streamed = {"diversity": [], "progressed": [], "window": [], "any": []}
+    for action, url, frame in zip(actions, urls, frames, strict=True):
+        detector.record(action, url=url, frame=frame)
+        streamed["diversity"].append(detector.pattern_diversity(window))
+        streamed["progressed"].append(detector.state_progressed(window))
+        streamed["window"].append(detector.adaptive_window(window, max_extension=extension))
+        streamed["any"].append(detector.is_any_loop_adaptive(window, max_extension=extension))
+    assert batched.pattern_diversity(window).tolist() == streamed["diversity"]
+    assert batched.state_progressed(window).tolist() == streamed["progressed"]
+    windows = batched.adaptive_windows(window, max_extension=extension)
+    assert windows.tolist() == streamed["window"]
+    flags = batched.any_flags_adaptive(window, max_extension=extension, adaptive=True)
+    assert as_list(flags) == streamed["any"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    codes=hnp.arrays(np.int64, st.integers(0, 60), elements=st.integers(-2, 4)),
+    window=st.integers(2, 70),
+)
+def test_distinct_in_windows_matches_reference(codes, window):
+    got = _distinct_in_windows(codes, window)
+    assert got.tolist() == reference_distinct(codes.tolist(), window)
+
+
+def test_adaptive_windows_pagination_batched(monkeypatch):
+    clicks = [{"type": "click", "x": 800, "y": 600}] * 6
+    paging = Trajectory.from_actions(clicks, urls=[f"https://x.test/{i}" for i in range(6)])
+    assert paging.adaptive_windows(3).tolist() == [3, 3, 5, 5, 5, 5]
+    assert not paging.any_flags_adaptive(3).any() and paging.any_flags(3)[2:].all()
+    monkeypatch.setenv("MANTIS_LOOP_ADAPTIVE", "off")
+    assert paging.any_flags_adaptive(3).tolist() == paging.any_flags(3).tolist()
+    assert not paging.any_flags_adaptive(3, adaptive=True).any()
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda t: t.adaptive_windows(1), "window must be an int >= 2"),
+        (lambda t: t.adaptive_windows(3, max_extension=-1), "max_extension must be an int >= 0"),
+        (lambda t: t.adaptive_windows(3, floor=1), "floor must be an int >= 2"),
+        (lambda t: t.any_flags_adaptive(3, adaptive=1), "adaptive must be True, False or None"),
+        (lambda t: t.pattern_diversity(1.5), "window must be an int"),
+    ],
+)
+def test_adaptive_windows_bad_input(call, match):
+    traj = Trajectory.from_actions([{"type": "wait"}] * 3)
+    with pytest.raises(InvalidInputError, match=match):
+        call(traj)
+
+
+def test_adaptive_windows_need_their_codes():
+    x = np.zeros(4)
+    traj = Trajectory(x, x, [1, 1, 1, 1], 2, [0, 0, 0, 0], None, [0, 0, 0, 0])
+    with pytest.raises(InvalidInputError, match="need the trajectory's pattern codes"):
+        traj.any_flags_adaptive(2)
+    with pytest.raises(InvalidInputError, match="url_id=3"):
+        Trajectory(x, x, [1] * 4, 2, [0] * 4, None, [0] * 4, [0] * 4, [0] * 3, [0] * 4)
+    full = Trajectory(x, x, [1] * 4, 2, [0] * 4, None, [0] * 4, [0] * 4, [-1] * 4, [5] * 4)
+    assert full.state_progressed(2).tolist() == [False] * 4 and not full.pattern.flags.writeable
 
 
 def test_trajectory_arrays_are_read_only_views():

@@ -11,6 +11,10 @@ The arrays are integer-coded:
 * ``action_id`` — equal ids on consecutive steps mean identical actions (type and params).
 * ``state`` — equal codes on consecutive steps mean the same (frame hash, URL); a negative code
   means neither a frame nor a URL was seen at that step, which never forms a state loop.
+* ``pattern``, ``url_id``, ``frame_id`` (optional; :meth:`Trajectory.from_actions` fills them) —
+  for adaptive windows: equal codes mean the same action pattern
+  (:func:`~mantis_fast.loops.adaptive.pattern_signature`), the same URL, the same frame hash;
+  a negative ``url_id`` / ``frame_id`` means none was seen.
 
 :meth:`Trajectory.from_actions` builds all of them from the same action forms the streaming
 detector accepts. ``window`` is any int >= 2: one longer than the trajectory flags nothing (all
@@ -29,6 +33,12 @@ import numpy as np
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops import _loop
+from mantis_fast.loops.adaptive import (
+    DIVERSITY_EXTEND,
+    DIVERSITY_SHRINK,
+    adaptive_loop_enabled,
+    pattern_signature,
+)
 from mantis_fast.loops.samples import DRIFT_CODE, DRIFT_KINDS, to_sample
 from mantis_fast.loops.tolerance import (
     _scaled_click_tol,
@@ -220,6 +230,50 @@ def state_loop_flags(state: Any, window: int) -> np.ndarray:
     return out.view(np.bool_)
 
 
+def _previous_occurrence(codes: np.ndarray) -> np.ndarray:
+    """int64 (T,): the step of each non-negative code's previous occurrence (``-2**62`` for none,
+    and for negative codes, which never count)."""
+    n = len(codes)
+    known = np.flatnonzero(codes >= 0)
+    order = known[np.argsort(codes[known], kind="stable")]  # by code, then by step
+    prev = np.full(n, -(2**62), dtype=np.int64)
+    same = codes[order[1:]] == codes[order[:-1]]
+    prev[order[1:][same]] = order[:-1][same]
+    return prev
+
+
+def _distinct_in_windows(
+    codes: np.ndarray, window: int, prev: np.ndarray | None = None
+) -> np.ndarray:
+    """int64 (T,): how many distinct non-negative codes steps ``t - window + 1 .. t`` hold (for
+    ``t >= window - 1``; fewer steps before that), in O(T) given ``prev``
+    (:func:`_previous_occurrence`, computed when not given), whatever the window.
+
+    A step counts in the windows where it is the first occurrence of its code: those whose first
+    step lies after the code's previous occurrence ``p`` and at or before the step ``i`` itself,
+    i.e. windows ending at ``t`` in ``[max(p + window, i), i + window)``: one range per step,
+    summed with a difference array.
+    """
+    if prev is None:
+        prev = _previous_occurrence(codes)
+    n = len(codes)
+    known = np.flatnonzero(codes >= 0)
+    start = np.maximum(prev[known] + window, known)
+    stop = known + window
+    diff = np.bincount(np.minimum(start, n), minlength=n + 1)[:n]
+    diff -= np.bincount(np.minimum(stop, n), minlength=n + 1)[:n]
+    return np.cumsum(diff)
+
+
+def _check_adaptive_args(base_window: Any, max_extension: Any, floor: Any) -> int:
+    base = _check_window(base_window)
+    if not (type(max_extension) is int and max_extension >= 0):
+        raise InvalidInputError(f"max_extension must be an int >= 0, got {_shown(max_extension)}")
+    if not (type(floor) is int and floor >= 2):
+        raise InvalidInputError(f"floor must be an int >= 2, got {_shown(floor)}")
+    return base
+
+
 @dataclass(frozen=True, eq=False)
 class Trajectory:
     """A recorded trajectory as the integer-coded arrays the batched loop flags take.
@@ -234,6 +288,10 @@ class Trajectory:
     action_id: np.ndarray  # int64 (T,), equal on consecutive identical actions
     scroll: np.ndarray  # bool (T,), scroll-like action (scroll, wait, navigation key)
     state: np.ndarray  # int64 (T,), equal on consecutive equal (frame hash, URL); < 0: neither
+    # For adaptive windows (None: not known, and the adaptive methods refuse):
+    pattern: np.ndarray | None = None  # int64 (T,), equal on equal pattern signatures
+    url_id: np.ndarray | None = None  # int64 (T,), equal on equal URLs; < 0: no URL
+    frame_id: np.ndarray | None = None  # int64 (T,), equal on equal frame hashes; < 0: none
 
     def __post_init__(self) -> None:
         xs = _finite_float64("x", self.x)
@@ -251,6 +309,10 @@ class Trajectory:
             "scroll": _bool_mask("scroll", self.scroll, n).view(np.bool_),
             "state": states,
         }
+        for name in ("pattern", "url_id", "frame_id"):
+            if getattr(self, name) is not None:
+                fields[name] = _int64_codes(name, getattr(self, name))
+                _same_length(x=xs, **{name: fields[name]})
         for name, arr in fields.items():
             view = arr.view()  # read-only view: the caller's own array stays writable
             view.flags.writeable = False
@@ -296,6 +358,10 @@ class Trajectory:
         ids = np.zeros(n, dtype=np.int64)
         scrolls = np.zeros(n, dtype=np.bool_)
         states = np.zeros(n, dtype=np.int64)
+        patterns = np.zeros(n, dtype=np.int64)
+        url_ids = np.full(n, -1, dtype=np.int64)
+        frame_ids = np.full(n, -1, dtype=np.int64)
+        interned: tuple[dict, dict, dict] = ({}, {}, {})  # pattern, URL, hash -> code
         action_run = state_run = 0
         previous = None
         for t, (action, url, frame) in enumerate(zip(actions, urls, frames, strict=True)):
@@ -315,7 +381,13 @@ class Trajectory:
             known = frame_hash is not None or url != ""  # the URL alone is a state
             states[t] = state_run if known else -1 - state_run
             previous = (signature, (frame_hash, url))
-        return cls(xs, ys, kinds, tols, ids, scrolls, states)
+            pattern = pattern_signature(*signature)
+            patterns[t] = interned[0].setdefault(pattern, len(interned[0]))
+            if url:
+                url_ids[t] = interned[1].setdefault(url, len(interned[1]))
+            if frame_hash is not None:
+                frame_ids[t] = interned[2].setdefault(frame_hash, len(interned[2]))
+        return cls(xs, ys, kinds, tols, ids, scrolls, states, patterns, url_ids, frame_ids)
 
     def drift_flags(self, window: int) -> np.ndarray:
         """:func:`drift_loop_flags` of this trajectory."""
@@ -332,3 +404,83 @@ class Trajectory:
     def any_flags(self, window: int) -> np.ndarray:
         """Any of the three loop kinds at each step."""
         return self.drift_flags(window) | self.repeat_flags(window) | self.state_flags(window)
+
+    # --- adaptive windows: what LoopDetector's methods of the same names answer after each step
+
+    def _distinct(self, name: str, window: int) -> np.ndarray:
+        """:func:`_distinct_in_windows` of a code field, its previous occurrences computed once
+        (the sort) and kept for the other windows."""
+        codes = self._codes(name)
+        cache = self.__dict__.setdefault("_previous", {})
+        if name not in cache:
+            cache[name] = _previous_occurrence(codes)
+        return _distinct_in_windows(codes, window, cache[name])
+
+    def _codes(self, name: str) -> np.ndarray:
+        for field_name in ("pattern", "url_id", "frame_id"):  # all three, whichever is asked
+            if getattr(self, field_name) is None:
+                raise InvalidInputError(
+                    f"adaptive windows need the trajectory's {field_name} codes: build it with "
+                    "Trajectory.from_actions or pass pattern, url_id and frame_id"
+                )
+        return getattr(self, name)
+
+    def _full(self, window: int) -> np.ndarray:
+        return np.arange(len(self)) >= window - 1  # steps whose window is complete
+
+    def pattern_diversity(self, window: int) -> np.ndarray:
+        """float64 (T,): distinct patterns among the last ``window`` steps / ``window`` (0.0
+        before ``window`` steps)."""
+        window = _check_window(window)
+        distinct = self._distinct("pattern", window)
+        return np.where(self._full(window), distinct / window, 0.0)
+
+    def state_progressed(self, window: int) -> np.ndarray:
+        """bool (T,): two distinct URLs, or two distinct frame hashes, among the last ``window``
+        steps."""
+        window = _check_window(window)
+        urls = self._distinct("url_id", window)
+        frames = self._distinct("frame_id", window)
+        return self._full(window) & ((urls > 1) | (frames > 1))
+
+    def adaptive_windows(
+        self, base_window: int, *, max_extension: int = 2, floor: int = 2
+    ) -> np.ndarray:
+        """int64 (T,): :meth:`LoopDetector.adaptive_window
+        <mantis_fast.loops.detector.LoopDetector.adaptive_window>` after each step."""
+        base = _check_adaptive_args(base_window, max_extension, floor)
+        n = len(self._codes("pattern"))
+        if base <= floor:
+            return np.full(n, base, dtype=np.int64)
+        diversity = self.pattern_diversity(base)
+        progressed = self.state_progressed(base)
+        shrunk = max(floor, base - max(1, max_extension // 2))
+        window = np.where(diversity <= DIVERSITY_SHRINK, shrunk, base)
+        window = np.where(
+            (diversity >= DIVERSITY_EXTEND) | progressed, base + max_extension, window
+        )
+        return np.where(self._full(base), window, base).astype(np.int64)
+
+    def any_flags_adaptive(
+        self, base_window: int, *, max_extension: int = 2, adaptive: bool | None = None
+    ) -> np.ndarray:
+        """bool (T,): :meth:`LoopDetector.is_any_loop_adaptive
+        <mantis_fast.loops.detector.LoopDetector.is_any_loop_adaptive>` after each step.
+
+        ``adaptive`` overrides ``MANTIS_LOOP_ADAPTIVE`` (None: read it now); off, this is
+        ``any_flags(base_window)``.
+        """
+        if adaptive is not None and type(adaptive) is not bool:
+            raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
+        windows = self.adaptive_windows(base_window, max_extension=max_extension)
+        if not (adaptive_loop_enabled() if adaptive is None else adaptive):
+            return self.any_flags(base_window)
+        out = np.zeros(len(self), dtype=np.bool_)
+        for window in np.unique(windows).tolist():
+            at = windows == window
+            # A window in which the URL or the screen moved is progress, unless a state loop.
+            state = self.state_flags(window)
+            progress = self.state_progressed(window) & ~state
+            loop = state | self.repeat_flags(window) | self.drift_flags(window)
+            out[at] = (loop & ~progress)[at]
+        return out
