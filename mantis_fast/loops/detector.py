@@ -113,7 +113,9 @@ class LoopDetector:
         "_change_run",
         "_count",
         "_drift_ring",
-        "_hash_mark",
+        "_hash_at",
+        "_hash_last",
+        "_hash_moved",
         "_hashes",
         "_head",
         "_patterns",
@@ -124,7 +126,9 @@ class LoopDetector:
         "_state_run",
         "_steps",
         "_tols",
-        "_url_mark",
+        "_url_at",
+        "_url_last",
+        "_url_moved",
         "_urls",
         "click_tol_px",
         "history",
@@ -191,15 +195,15 @@ class LoopDetector:
         self._drift_ring.clear()
         for ring in (self._tols, self._signatures, self._hashes, self._patterns):
             ring[:] = [None] * self.history
-        # For state_progressed in O(1): steps are numbered from 0 since the reset; per signal
-        # (URL, frame hash), a mark (last known value, its step, the step of the latest known
-        # value that differs from it; -1: none). The window [t - w + 1, t] holds two distinct
-        # known values exactly when both steps fall inside it.
-        self._steps = 0
-        self._url_mark: tuple[Any, int, int] = (None, -1, -1)
-        self._hash_mark: tuple[Any, int, int] = (None, -1, -1)
         self._reasons[:] = [""] * self.history
         self._urls[:] = [""] * self.history
+        # For state_progressed in O(1): steps are numbered from 0 since the reset; per signal
+        # (URL, frame hash), its last known value, that value's step, and the step of the latest
+        # known value that differs from it (-1: none). A window of steps holds two distinct
+        # known values exactly when that last step falls inside it (the differing one is older).
+        self._steps = 0
+        self._url_last = self._hash_last = None
+        self._url_at = self._url_moved = self._hash_at = self._hash_moved = -1
 
     def _effective_click_tol(self, action: Any) -> float:
         """Drift tolerance for a window whose first sample is ``action``.
@@ -256,11 +260,15 @@ class LoopDetector:
         step = self._steps
         self._steps = step + 1
         if url:
-            last, at, moved = self._url_mark
-            self._url_mark = (url, step, at if last != url and at >= 0 else moved)
+            if url != self._url_last:
+                self._url_moved = self._url_at
+                self._url_last = url
+            self._url_at = step
         if frame_hash is not None:
-            last, at, moved = self._hash_mark
-            self._hash_mark = (frame_hash, step, at if last != frame_hash and at >= 0 else moved)
+            if frame_hash != self._hash_last:
+                self._hash_moved = self._hash_at
+                self._hash_last = frame_hash
+            self._hash_at = step
 
     def _check_window(self, window: Any, name: str = "window") -> int:
         if type(window) is int and 2 <= window <= self.history:
@@ -348,8 +356,7 @@ class LoopDetector:
         if self._count < window:
             return False
         first = self._steps - window  # the window's first step
-        # The differing value is older than the last one: inside the window, both are.
-        return self._url_mark[2] >= first or self._hash_mark[2] >= first
+        return self._url_moved >= first or self._hash_moved >= first
 
     def pattern_diversity(self, window: int) -> float:
         """Distinct :func:`~mantis_fast.loops.adaptive.pattern_signature` values among the last
