@@ -83,7 +83,14 @@ from mantis_fast.geometry.displays import (
     local_to_global,
     resolve_display,
 )
+from mantis_fast.loops.adaptive import adaptive_loop_enabled
 from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
+from mantis_fast.loops.guards import (
+    LoopGuardHalt,
+    LoopGuardSuite,
+    OffSourceDriftGuard,
+    StateRepeatGuard,
+)
 from mantis_fast.loops.trajectory import (
     Trajectory,
     drift_loop_flags,
@@ -143,13 +150,17 @@ __all__ = [
     "InvalidTypeError",
     "LocalPoint",
     "LoopDetector",
+    "LoopGuardHalt",
+    "LoopGuardSuite",
     "MantisError",
     "NoDisplayError",
+    "OffSourceDriftGuard",
     "PngEncoder",
     "RayNotInstalledError",
     "SeqMismatch",
     "ServerHungError",
     "Settled",
+    "StateRepeatGuard",
     "Trail",
     "Trajectory",
     "UIConfig",
@@ -159,6 +170,7 @@ __all__ = [
     "WorkerTimeoutError",
     "Xvfb",
     "XvfbError",
+    "adaptive_loop_enabled",
     "annotate",
     "anthropic_size",
     "cap_long_edge",

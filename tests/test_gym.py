@@ -225,7 +225,7 @@ def test_runner_done_and_max_steps(env) -> None:
     assert (result.termination_reason, result.steps) == ("max_steps", 4)
     with pytest.raises(ValueError, match="soft_loop_window <= hard_loop_window"):
         GymRunner(env, moving, soft_loop_window=9, hard_loop_window=8)
-    with pytest.raises(ValueError, match="hard_loop_window <= 65536"):
+    with pytest.raises(ValueError, match="hard_loop_window <= 65534"):
         GymRunner(env, moving, soft_loop_window=3, hard_loop_window=10**12)
 
 
@@ -279,6 +279,55 @@ def test_reset_says_clearly_when_the_app_shows_no_window(tmp_path) -> None:
     for bad in ({"app_timeout": 0}, {"app_timeout": math.inf}, {"paint_timeout": -1}):
         with pytest.raises(InvalidInputError, match="timeout"):
             XdotoolGymEnv(display=":0", **bad)
+
+
+class ButtonPresser:
+    """Clicks the green button (found in the first observation) every step: pagination-like
+    progress when each click redraws the page, a stuck agent when it does not."""
+
+    last_image_size = None
+
+    def __init__(self) -> None:
+        self.point: tuple[int, int] | None = None
+
+    def think(self, observation, instruction, history) -> Action:
+        if self.point is None:
+            ys, xs = np.nonzero((observation == BUTTON_COLOUR).all(axis=2))
+            self.point = int(xs.mean()), int(ys.mean())
+        return Action(ActionType.CLICK, {"x": self.point[0], "y": self.point[1]})
+
+
+@pytest.mark.parametrize(
+    ("adaptive_windows", "variable", "expected"),
+    [
+        (None, None, ("max_steps", 12)),  # upstream's default: the page moved, no loop
+        (None, "off", ("loop", 8)),  # MANTIS_LOOP_ADAPTIVE=off: fixed windows
+        (False, None, ("loop", 8)),  # the runner's own switch
+        (True, "off", ("max_steps", 12)),  # ... both ways
+    ],
+)
+def test_runner_windows_adapt_to_progress_as_upstreams(
+    tmp_path, monkeypatch, adaptive_windows, variable, expected
+) -> None:
+    """Twelve clicks on one button that redraws its label every time: upstream's adaptive
+    windows read it as progress (pagination), fixed windows as a repeat loop at 8."""
+    if variable is None:
+        monkeypatch.delenv("MANTIS_LOOP_ADAPTIVE", raising=False)
+    else:
+        monkeypatch.setenv("MANTIS_LOOP_ADAPTIVE", variable)
+    clicks = tmp_path / "clicks"
+    app = [sys.executable, str(BUTTON_APP), str(clicks)]
+    with XdotoolGymEnv(viewport=(640, 480), app=app, settle_time=0.3) as button_env:
+        runner = GymRunner(
+            button_env,
+            ButtonPresser(),
+            max_steps=12,
+            hard_loop_window=8,
+            adaptive_windows=adaptive_windows,
+        )
+        result = runner.run("page through")
+    assert (result.termination_reason, result.steps) == expected
+    assert clicks.read_text().count("clicked") == result.steps
 
 
 # -- the click tolerance per request (seed 002) --------------------------------------------------

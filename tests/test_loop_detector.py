@@ -993,3 +993,23 @@ def test_frames_empty_hash_and_pil():
     detector.record({"type": "wait"}, url="u", frame=img)
     detector.record({"type": "wait"}, url="u", frame=phash_64(img))
     assert detector.is_state_loop(2)  # a PIL frame is hashed with phash_64, as upstream
+
+
+@pytest.mark.parametrize(
+    ("adaptive", "variable", "expected"),
+    [(None, None, 18), (None, "off", 8), (True, "off", 18), (False, None, 8), (False, "on", 8)],
+)
+def test_compute_click_tol_px_takes_the_per_request_override(
+    monkeypatch, adaptive, variable, expected
+) -> None:
+    if variable is None:
+        monkeypatch.delenv("MANTIS_ADAPTIVE_CLICK_TOL", raising=False)
+    else:
+        monkeypatch.setenv("MANTIS_ADAPTIVE_CLICK_TOL", variable)
+    assert compute_click_tol_px((3840, 2160), adaptive=adaptive) == expected
+
+
+@pytest.mark.parametrize("bad", [1, "yes", 0.0])
+def test_compute_click_tol_px_refuses_a_non_boolean_override(bad) -> None:
+    with pytest.raises(InvalidInputError, match="adaptive must be True, False or None"):
+        compute_click_tol_px((1920, 1080), adaptive=bad)

@@ -35,10 +35,16 @@ def main() -> None:
         root.update()  # mapped, one colour
         time.sleep(args.blank_for)
 
-    def clicked() -> None:
+    clicks = 0
+
+    def clicked() -> None:  # every click turns a new "page": another text on another shade
+        nonlocal clicks
+        clicks += 1
         with open(args.clicks, "a") as file:
             file.write("clicked\n")
-        label.configure(text="Clicked!")
+        shade = "#{0:02x}{0:02x}{0:02x}".format(240 - 15 * (clicks % 12))
+        root.configure(bg=shade)
+        label.configure(text=f"Clicked {clicks} times", bg=shade)
 
     label = tk.Label(root, text="Press the green button", font=("TkDefaultFont", 14))
     label.pack(pady=30)

@@ -1,9 +1,11 @@
 """Upstream Mantis's brain-facing types, re-declared as upstream has them, for the porting tests.
 
-From ``mercurialsolo/mantis`` (commit 72ca8bf): ``src/mantis_agent/actions.py`` (``ActionType``,
+From ``mercurialsolo/mantis`` at commit 431fdf8, its last release under the Apache License 2.0
+(Copyright the Mantis authors; later commits are AGPL-3.0-or-later and nothing is taken from
+them; these definitions are unchanged since): ``src/mantis_agent/actions.py`` (``ActionType``,
 ``Action``), ``src/mantis_agent/brain_mock.py`` (``InferenceResult``, ``MockBrain``) and the
-reference rules its ``gym/xdotool_env.py`` executes actions by (``to_int``, ``clamp``). These are
-the reference the adapter is judged against: a brain written against them must run unchanged.
+rules its ``gym/xdotool_env.py`` executes actions by (``to_int``, ``clamp``). They are the
+reference the adapter is judged against: a brain written against them must run unchanged.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ upstream one in ``UpstreamBrain`` (``mantis_fast.gym.upstream``), so it runs unc
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -17,10 +16,10 @@ from mantis_fast.errors import InvalidInputError
 from mantis_fast.gym.actions import Action, ActionType
 from mantis_fast.gym.env import GymEnvironment
 from mantis_fast.gym.upstream import UPSTREAM_FRAMES, UpstreamBrain, is_upstream_brain
+from mantis_fast.loops.adaptive import MAX_EXTENSION
 from mantis_fast.loops.detector import (
     MAX_HISTORY,
     LoopDetector,
-    adaptive_click_tol_enabled,
     compute_click_tol_px,
 )
 from mantis_fast.loops.tolerance import check_click_tol
@@ -72,18 +71,7 @@ def click_tolerance(screen_size: Any, adaptive: bool | None = None) -> int:
     ``adaptive_click_tol`` request key): False gives the floor (8 px), True the screen-scaled
     value even where the variable switched it off, None follows the variable.
     """
-    if adaptive is False:
-        return compute_click_tol_px(None)
-    if adaptive is None or adaptive_click_tol_enabled():
-        return compute_click_tol_px(screen_size)
-    floor = compute_click_tol_px(None)  # the variable is off: its formula, unswitched
-    try:
-        width, height = (float(v) for v in screen_size)
-    except (TypeError, ValueError):
-        return floor
-    scaled = 0.004 * math.hypot(width, height)
-    usable = width > 0 and height > 0 and math.isfinite(scaled)
-    return max(floor, round(scaled)) if usable else floor
+    return compute_click_tol_px(screen_size, adaptive=adaptive)
 
 
 def _is_env(value: Any) -> bool:
@@ -115,9 +103,10 @@ def _check_pair(env: Any, brain: Any) -> None:
 
 def _check_window_pair(soft: Any, hard: Any) -> None:
     integers = all(isinstance(w, int) and not isinstance(w, bool) for w in (soft, hard))
-    if not (integers and 2 <= soft <= hard <= MAX_HISTORY):
+    if not (integers and 2 <= soft <= hard <= MAX_HISTORY - MAX_EXTENSION):
         raise InvalidInputError(
-            f"need integers 2 <= soft_loop_window <= hard_loop_window <= {MAX_HISTORY}, got "
+            f"need integers 2 <= soft_loop_window <= hard_loop_window <= "
+            f"{MAX_HISTORY - MAX_EXTENSION}, got "
             f"{soft!r}, {hard!r}"
         )
 
@@ -135,7 +124,10 @@ class GymRunner:
     (None: ``MANTIS_ADAPTIVE_CLICK_TOL``) is the per-request switch of both the screen scaling
     and the keyword multipliers. At ``soft_loop_window`` the brain gets a nudge in its history
     (an upstream brain: appended to its task); at ``hard_loop_window`` the episode ends with
-    ``termination_reason="loop"``.
+    ``termination_reason="loop"``. Both windows adapt as upstream's runner adapts them
+    (``LoopDetector.is_any_loop_adaptive``: wider while the agent makes progress, narrower
+    while it repeats itself) unless ``adaptive_windows`` is False or, left None,
+    ``MANTIS_LOOP_ADAPTIVE`` switches them off.
     """
 
     def __init__(
@@ -149,12 +141,13 @@ class GymRunner:
         frames_per_inference: int = UPSTREAM_FRAMES,
         click_tol_px: float | None = None,
         adaptive_click_tol: bool | None = None,
+        adaptive_windows: bool | None = None,
     ) -> None:
         _check_pair(env, brain)
         if isinstance(max_steps, bool) or not (isinstance(max_steps, int) and max_steps >= 1):
             raise InvalidInputError(f"max_steps must be an integer >= 1, got {max_steps!r}")
         _check_window_pair(soft_loop_window, hard_loop_window)
-        if adaptive_click_tol not in (True, False, None):
+        if adaptive_click_tol is not None and type(adaptive_click_tol) is not bool:
             raise InvalidInputError(
                 f"adaptive_click_tol must be True, False or None, got {adaptive_click_tol!r:.40}"
             )
@@ -178,8 +171,9 @@ class GymRunner:
             click_tol_px = click_tolerance(size, adaptive_click_tol)
         self.detector = LoopDetector(
             click_tol_px=click_tol_px,
-            history=max(32, hard_loop_window),
+            history=max(32, hard_loop_window + MAX_EXTENSION),  # the widest window
             adaptive=adaptive_click_tol,
+            adaptive_windows=adaptive_windows,
         )
 
     @property
@@ -228,9 +222,9 @@ class GymRunner:
                 for action in actions:
                     if isinstance(action, Action):
                         self.detector.record(action, frame=observation)
-                if self.detector.is_any_loop(self.hard_loop_window):
+                if self.detector.is_any_loop_adaptive(self.hard_loop_window):
                     return EpisodeResult(step, "loop", history)
-                if self.detector.is_any_loop(self.soft_loop_window):
+                if self.detector.is_any_loop_adaptive(self.soft_loop_window):
                     history.append({"nudge": NUDGE.format(window=self.soft_loop_window)})
         return EpisodeResult(self.max_steps, "max_steps", history)
 

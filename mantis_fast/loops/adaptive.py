@@ -27,6 +27,7 @@ __all__ = [
     "ADAPTIVE_LOOP_ENV",
     "DIVERSITY_EXTEND",
     "DIVERSITY_SHRINK",
+    "MAX_EXTENSION",
     "SIGNATURE_BUCKET_PX",
     "adapt_window",
     "adaptive_loop_enabled",
@@ -34,6 +35,9 @@ __all__ = [
 ]
 
 ADAPTIVE_LOOP_ENV = "MANTIS_LOOP_ADAPTIVE"
+#: How far a window may widen past its base by default (upstream's ``max_extension``): a
+#: detector's history must hold ``base + MAX_EXTENSION`` steps.
+MAX_EXTENSION = 2
 #: Diversity at or above which the window widens, and at or below which (with no state progress)
 #: it narrows: upstream's thresholds.
 DIVERSITY_EXTEND = 0.6

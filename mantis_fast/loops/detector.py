@@ -40,6 +40,7 @@ from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops._loop import DriftRing
 from mantis_fast.loops.adaptive import (
     ADAPTIVE_LOOP_ENV,
+    MAX_EXTENSION,
     adapt_window,
     adaptive_loop_enabled,
     pattern_signature,
@@ -148,7 +149,7 @@ class LoopDetector:
             raise InvalidInputError(
                 f"history must be an int in 2..{MAX_HISTORY}, got {_shown(history)}"
             )
-        if adaptive not in (True, False, None):
+        if adaptive is not None and type(adaptive) is not bool:
             raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
         if adaptive_windows is not None and type(adaptive_windows) is not bool:
             raise InvalidInputError(
@@ -393,7 +394,9 @@ class LoopDetector:
             floor,
         )
 
-    def adaptive_window(self, base_window: int, *, max_extension: int = 2, floor: int = 2) -> int:
+    def adaptive_window(
+        self, base_window: int, *, max_extension: int = MAX_EXTENSION, floor: int = 2
+    ) -> int:
         """``base_window`` adjusted by the recent pattern diversity and state progress.
 
         Widened to ``base_window + max_extension`` while the last ``base_window`` steps look
@@ -405,7 +408,7 @@ class LoopDetector:
         """
         return self._adapt(base_window, max_extension, floor)
 
-    def is_any_loop_adaptive(self, base_window: int, *, max_extension: int = 2) -> bool:
+    def is_any_loop_adaptive(self, base_window: int, *, max_extension: int = MAX_EXTENSION) -> bool:
         """:meth:`is_any_loop` over :meth:`adaptive_window`, with a pagination guard: a window in
         which the URL or screen moved is progress, unless it is a state loop.
 

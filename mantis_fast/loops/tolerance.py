@@ -100,17 +100,20 @@ def _viewport_size(viewport: Any) -> tuple[float, float] | None:
     return sides[0], sides[1]
 
 
-def compute_click_tol_px(viewport: Any, *, floor: int = 8) -> int:
+def compute_click_tol_px(viewport: Any, *, floor: int = 8, adaptive: bool | None = None) -> int:
     """Drift tolerance baseline for a viewport: ``max(floor, round(0.004 * hypot(w, h)))``.
 
     ``viewport`` is ``(width, height)`` (or any object with ``.width`` and ``.height``). An invalid
     viewport (wrong shape, non-numeric, non-finite or non-positive sides, or sides beyond
     ``2**31 - 1``) returns ``floor``, and so does ``MANTIS_ADAPTIVE_CLICK_TOL`` set to
-    ``disabled``/``0``/``false``/``off``/``no``. A bad ``floor`` (not an int in
-    ``0..MAX_CLICK_TOL_PX``) is the caller's bug and raises ValueError.
+    ``disabled``/``0``/``false``/``off``/``no``. ``adaptive`` is the per-request override of
+    that variable (True: scaled, False: ``floor``; None: the variable decides). A bad ``floor``
+    (not an int in ``0..MAX_CLICK_TOL_PX``) is the caller's bug and raises ValueError.
     """
     floor = _check_floor(floor)
-    if not adaptive_click_tol_enabled():
+    if adaptive is not None and type(adaptive) is not bool:  # 1 == True: not membership
+        raise InvalidInputError(f"adaptive must be True, False or None, got {adaptive!r:.40}")
+    if not (adaptive_click_tol_enabled() if adaptive is None else adaptive):
         return floor
     size = _viewport_size(viewport)
     if size is None:

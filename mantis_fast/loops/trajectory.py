@@ -36,6 +36,7 @@ from mantis_fast.loops import _loop
 from mantis_fast.loops.adaptive import (
     DIVERSITY_EXTEND,
     DIVERSITY_SHRINK,
+    MAX_EXTENSION,
     adaptive_loop_enabled,
     pattern_signature,
 )
@@ -347,7 +348,7 @@ class Trajectory:
                 f"frames={len(frames)}"
             )
         check_click_tol(click_tol_px)
-        if adaptive not in (True, False, None):
+        if adaptive is not None and type(adaptive) is not bool:
             raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
         adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
 
@@ -444,7 +445,7 @@ class Trajectory:
         return self._full(window) & ((urls > 1) | (frames > 1))
 
     def adaptive_windows(
-        self, base_window: int, *, max_extension: int = 2, floor: int = 2
+        self, base_window: int, *, max_extension: int = MAX_EXTENSION, floor: int = 2
     ) -> np.ndarray:
         """int64 (T,): :meth:`LoopDetector.adaptive_window
         <mantis_fast.loops.detector.LoopDetector.adaptive_window>` after each step."""
@@ -462,7 +463,7 @@ class Trajectory:
         return np.where(self._full(base), window, base).astype(np.int64)
 
     def any_flags_adaptive(
-        self, base_window: int, *, max_extension: int = 2, adaptive: bool | None = None
+        self, base_window: int, *, max_extension: int = MAX_EXTENSION, adaptive: bool | None = None
     ) -> np.ndarray:
         """bool (T,): :meth:`LoopDetector.is_any_loop_adaptive
         <mantis_fast.loops.detector.LoopDetector.is_any_loop_adaptive>` after each step.
