@@ -49,4 +49,4 @@ def test_displays_lists_monitors() -> None:
             timeout=60,
         )
     assert result.returncode == 0, result.stderr
-    assert "640x480+0+0" in result.stdout and result.stdout.startswith("*0:")
+    assert result.stdout.splitlines() == ["1 display(s) from x11", "*0: screen 640x480+0+0"]
