@@ -129,10 +129,13 @@ class XRecord:
                 return events
 
     def drain(self) -> list[tuple]:
-        """The events recorded since the last drain."""
+        """The events recorded since the last drain. Two marks, one after the other: on a busy
+        machine the last fake key release of a burst was now and then recorded after a single
+        mark (about one run in a hundred under load; its client had its sync reply already)."""
         events = self._drain(10)
-        assert events is not None, "XRecord stopped recording"
-        return events
+        late = self._drain(10)
+        assert events is not None and late is not None, "XRecord stopped recording"
+        return events + late
 
     def close(self) -> None:
         self._control.record_disable_context(self._context)
