@@ -33,7 +33,7 @@ from mantis_fast.geometry.display_parsers import (
     parse_windows_screens,
     parse_xrandr_monitors,
 )
-from mantis_fast.geometry.displays import Display
+from mantis_fast.geometry.displays import Display, with_primary
 from mantis_fast.platforms import (
     DisplayToolError,
     DisplayToolTimeout,
@@ -392,9 +392,13 @@ display_lists = st.lists(
 def test_descriptor_round_trip(displays: list[Display]) -> None:
     descriptor = json.loads(json.dumps(displays_descriptor(displays, source="sway")))
     back = displays_from_descriptor(descriptor)
+    expected = with_primary(displays) if displays else []  # exactly one primary, as documented
     assert [(d.id, d.bounds, d.scale_factor, d.primary, d.name) for d in back] == [
-        (d.id, d.bounds, d.scale_factor, d.primary, d.name) for d in displays
+        (d.id, d.bounds, d.scale_factor, d.primary, d.name) for d in expected
     ]
+    flagged = [d.id for d in back if d.primary]
+    assert descriptor["primary"] == (flagged[0] if flagged else None)
+    assert len(flagged) == (1 if displays else 0)
     assert [backing_size(d) for d in back] == [backing_size(d) for d in displays]
 
 
@@ -416,6 +420,16 @@ def test_descriptor_round_trip(displays: list[Display]) -> None:
          "backing_size must be two integers"),
         ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1], "scale_factor": 1,
                                       "primary": True, "name": ""}] * 2}, "repeats display ids"),
+        ({"version": 1, "primary": None, "displays": [
+            {"id": i, "bounds": [i, 0, 1, 1], "scale_factor": 1, "primary": False, "name": ""}
+            for i in (0, 1)]}, r"exactly one display primary, got ids \[\]"),
+        ({"version": 1, "primary": 0, "displays": [
+            {"id": i, "bounds": [i, 0, 1, 1], "scale_factor": 1, "primary": True, "name": ""}
+            for i in (0, 1)]}, r"exactly one display primary, got ids \[0, 1\]"),
+        ({"version": 1, "primary": 5, "displays": [{"id": 0, "bounds": [0, 0, 1, 1],
+          "scale_factor": 1, "primary": True, "name": ""}]}, "'primary' is 5, but .* is 0"),
+        ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1],
+          "scale_factor": 1, "primary": True, "name": ""}]}, "'primary' is None, but .* is 0"),
     ],
 )  # fmt: skip
 def test_bad_descriptor_is_named(descriptor, message: str) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import _shown
-from mantis_fast.geometry.displays import Display
+from mantis_fast.geometry.displays import Display, with_primary
 
 __all__ = ["DESCRIPTOR_VERSION", "backing_size", "displays_descriptor", "displays_from_descriptor"]
 
@@ -59,12 +59,14 @@ def displays_descriptor(
         )
     if source is not None and not isinstance(source, str):
         raise InvalidInputError(f"source must be a string or None, got {type(source).__name__}")
-    entries = []
     for display in displays:
         if not isinstance(display, Display):
             raise InvalidInputError(
                 f"displays must hold Display objects, got {type(display).__name__}"
             )
+    displays = with_primary(list(displays)) if displays else []  # exactly one primary
+    entries = []
+    for display in displays:
         entry: dict[str, Any] = {
             "id": display.id,
             "name": display.name,
@@ -76,7 +78,7 @@ def displays_descriptor(
         if backing != display.size:
             entry["backing_size"] = list(backing)
         entries.append(entry)
-    primary = next((d.id for d in displays if d.primary), displays[0].id if displays else None)
+    primary = next((d.id for d in displays if d.primary), None)
     return {
         "version": DESCRIPTOR_VERSION,
         "source": source,
@@ -119,7 +121,8 @@ def displays_from_descriptor(descriptor: Any) -> list[Display]:
     """The displays of a version-1 descriptor (a dict, as ``json.loads`` gives it).
 
     Raises ``InvalidInputError`` naming what is wrong: another version, a missing or mistyped
-    key, a repeated id.
+    key, a repeated id, not exactly one display flagged primary, a top-level ``primary`` that
+    is not that display's id.
     """
     if not isinstance(descriptor, dict):
         raise InvalidInputError(
@@ -137,4 +140,15 @@ def displays_from_descriptor(descriptor: Any) -> list[Display]:
     ids = [d.id for d in displays]
     if len(set(ids)) != len(ids):
         raise InvalidInputError(f"displays descriptor repeats display ids: {ids}")
+    flagged = [d.id for d in displays if d.primary]
+    if displays and len(flagged) != 1:
+        raise InvalidInputError(
+            f"displays descriptor must flag exactly one display primary, got ids {flagged}"
+        )
+    top = descriptor.get("primary")
+    if top != (flagged[0] if flagged else None) or isinstance(top, bool):
+        raise InvalidInputError(
+            f"displays descriptor 'primary' is {_shown(top, 40)}, but the display flagged "
+            f"primary is {flagged[0] if flagged else None}"
+        )
     return displays
