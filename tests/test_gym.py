@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,7 +17,10 @@ from PIL import Image
 
 from mantis_fast.errors import AppError, InvalidInputError
 from mantis_fast.gym import Action, ActionType, GymRunner, XdotoolGymEnv, scale_brain_to_display
+from mantis_fast.gym.app_window import _pick, _Sighting, check_paint_timeout
+from mantis_fast.gym.processes import stop_process
 from mantis_fast.gym.runner import click_tolerance
+from mantis_fast.x11.windows import TopLevel
 from tests.tk_app import Recorder
 from tests.tk_button import BUTTON_COLOUR, GEOMETRY
 
@@ -277,8 +281,80 @@ def test_reset_says_clearly_when_the_app_shows_no_window(tmp_path) -> None:
     ):
         exits.reset()
     for bad in ({"app_timeout": 0}, {"app_timeout": math.inf}, {"paint_timeout": -1}):
-        with pytest.raises(InvalidInputError, match="timeout"):
+        (name,) = bad
+        with pytest.raises(InvalidInputError, match=rf"^{name} must be seconds in"):
             XdotoolGymEnv(display=":0", **bad)
+
+
+# A Tk client that is not the app: a two-colour window at the top right, mapped 0.3 s after start.
+INTRUDER = (
+    "import time, tkinter as tk; time.sleep(0.3); root = tk.Tk(); root.overrideredirect(True); "
+    "root.geometry('100x60+520+10'); root.configure(bg='red'); "
+    "tk.Label(root, text='not the app', bg='white').pack(); root.mainloop()"
+)
+
+
+def test_reset_does_not_take_another_programs_window(tmp_path) -> None:
+    """Another client maps a drawn window while the app is still starting: its owner is known
+    and outside the app's processes, so the wait goes on for the app's own window."""
+    app = [sys.executable, str(BUTTON_APP), str(tmp_path / "clicks"), "--sleep-before", "1.5"]
+    with XdotoolGymEnv(viewport=(640, 480), app=app, settle_time=0.3) as shared:
+        intruder = subprocess.Popen(
+            [sys.executable, "-c", INTRUDER], env={**os.environ, "DISPLAY": shared.display}
+        )
+        try:
+            result = shared.reset()
+            found = result.info["app_window"]
+            (app_process,) = shared._processes
+            assert found.window.bounds == GEOMETRY and app_process.pid in found.window.pids
+            assert found.waited >= 1.0
+            # The intruder was up during the wait (so it was there to be taken).
+            others = [t for t in shared.windows.top_levels() if intruder.pid in t.pids]
+            assert [t.bounds for t in others] == [(520, 10, 100, 60)]
+        finally:
+            stop_process(intruder)
+
+
+def top(window_id: int, pids: set[int] = frozenset(), bounds=(0, 0, 50, 50)) -> TopLevel:
+    return TopLevel(window_id, bounds, frozenset(pids))
+
+
+@pytest.mark.parametrize(
+    ("tops", "any_new", "expected"),
+    [
+        ([top(1, {10}), top(2)], False, 1),  # the app's own window first, even below
+        ([top(1), top(2, {99})], False, 1),  # a new window of another program: never
+        ([top(2, {99})], False, None),
+        ([top(2, {99})], True, 2),  # ... unless a launcher exited 0 (the app is not our child)
+        ([top(3), top(4)], False, 4),  # new windows of no known owner: the topmost
+        ([top(5)], False, None),  # known before the launch
+        ([top(1, {10}, (0, 0, 1, 1)), top(3)], False, 3),  # 1x1: not a usable window
+    ],
+)
+def test_pick_takes_the_apps_window_or_a_new_ownerless_one(tops, any_new, expected) -> None:
+    found = _pick(tops, tree={10, 11}, known={5}, any_new=any_new)
+    assert (found.id if found else None) == expected
+
+
+def test_the_paint_wait_starts_again_when_the_window_changes() -> None:
+    sighting = _Sighting()
+    assert sighting.see(None, 0.0) == 0.0
+    assert sighting.see(top(1), 1.0) == 0.0
+    assert sighting.see(top(1), 2.5) == 1.5
+    assert sighting.see(top(2), 3.0) == 0.0  # another window
+    assert sighting.see(top(2, bounds=(0, 0, 80, 50)), 3.5) == 0.0  # resized
+    assert sighting.see(top(2, bounds=(0, 0, 80, 50)), 4.0) == 0.5
+    assert sighting.see(None, 4.5) == 0.0  # gone
+    assert sighting.see(top(2, bounds=(0, 0, 80, 50)), 5.0) == 0.0  # back: counted afresh
+
+
+def test_paint_timeout_is_checked_by_the_shared_validator() -> None:
+    assert check_paint_timeout(0) == 0.0 and check_paint_timeout(2) == 2.0
+    for bad in (-1, math.nan, math.inf, 3601, "2", True, None):
+        with pytest.raises(
+            InvalidInputError, match=r"paint_timeout must be seconds in \[0, 3600\]"
+        ):
+            check_paint_timeout(bad)
 
 
 class ButtonPresser:

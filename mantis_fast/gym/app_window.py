@@ -3,10 +3,12 @@
 An app started by ``reset`` takes a while to put its window up (an interpreter to start, a UI to
 build), and the screen is blank meanwhile; a first observation taken then wastes the brain a
 step. ``wait_for_app_window`` waits, bounded, for a viewable top-level window that belongs to the
-app's processes (its X client's pid, or ``_NET_WM_PID``), or else any top-level that was not
-there before the launch,
-and then for its first paint: the window's area shows more than one colour. A window that stays
-one colour for ``paint_timeout`` seconds is taken as drawn (some apps are one colour).
+app's processes (its X client's pid, or ``_NET_WM_PID``), or else a top-level that was not
+there before the launch and has no known owner (any new one once a launched process exited with
+0: a launcher that left the app running outside its process tree), and then for its first
+paint: the window's area shows more than one colour. A window that stays one colour for
+``paint_timeout`` seconds is taken as drawn (some apps are one colour); the count starts again
+when the chosen window changes (another window, or the same one moved or resized).
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from mantis_fast.errors import AppError, InvalidInputError
+from mantis_fast.errors import AppError
 from mantis_fast.gym.processes import child_pids
 from mantis_fast.x11.capture import Capture
+from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.windows import TopLevel, Windows
 
 __all__ = ["AppWindow", "check_paint_timeout", "process_tree", "wait_for_app_window"]
 
 POLL_S = 0.02
-MAX_PAINT_TIMEOUT = 3600.0
 MAX_TREE = 4096  # processes looked at per poll: bounds a fork bomb's cost
 
 
@@ -39,13 +41,7 @@ class AppWindow:
 
 def check_paint_timeout(value: object) -> float:
     """``paint_timeout``: seconds in [0, 3600] (0: a mapped window counts as drawn)."""
-    if isinstance(value, bool) or not (
-        isinstance(value, (int, float)) and 0 <= value <= MAX_PAINT_TIMEOUT
-    ):
-        raise InvalidInputError(
-            f"paint_timeout must be seconds in [0, {MAX_PAINT_TIMEOUT:g}], got {value!r:.40}"
-        )
-    return float(value)
+    return check_timeout(value, name="paint_timeout", allow_zero=True)
 
 
 def process_tree(pids: Iterable[int]) -> set[int]:
@@ -60,13 +56,39 @@ def process_tree(pids: Iterable[int]) -> set[int]:
     return found
 
 
-def _pick(tops: list[TopLevel], tree: set[int], known: Collection[int]) -> TopLevel | None:
-    """The topmost window of the app's processes, else the topmost new one."""
+def _pick(
+    tops: list[TopLevel], tree: set[int], known: Collection[int], any_new: bool
+) -> TopLevel | None:
+    """The topmost window of the app's processes, else the topmost new one with no known owner
+    (``any_new``: any new one). A new window whose owner is known and outside the app's tree
+    is another program's (a notification, another client): never the app's."""
     usable = [t for t in tops if t.bounds[2] > 1 and t.bounds[3] > 1]
     owned = [t for t in usable if t.pids & tree]
-    fresh = [t for t in usable if t.id not in known]
+    fresh = [t for t in usable if t.id not in known and (any_new or not t.pids)]
     chosen = owned or fresh
     return chosen[-1] if chosen else None
+
+
+class _Sighting:
+    """Since when the chosen window has been up as it is now: a new window, or the same one
+    moved or resized, starts the ``paint_timeout`` count again."""
+
+    def __init__(self) -> None:
+        self.window: TopLevel | None = None
+        self.since = 0.0
+
+    def see(self, window: TopLevel | None, now: float) -> float:
+        """Record ``window`` (None: nothing chosen) at ``now``; seconds it has been up as is."""
+        before = self.window
+        same = (
+            window is not None
+            and before is not None
+            and (window.id, window.bounds) == (before.id, before.bounds)
+        )
+        if not same:
+            self.since = now
+        self.window = window
+        return now - self.since
 
 
 def _one_colour(capture: Capture, bounds: tuple[int, int, int, int]) -> bool:
@@ -100,23 +122,25 @@ def wait_for_app_window(
     started = time.monotonic()
     deadline = started + timeout
     pids, processes = list(pids), list(processes)
-    first_seen: float | None = None
+    sighting = _Sighting()
     while True:
         now = time.monotonic()
+        launcher_done = False
         for process in processes:
+            code = process.poll()
             # Exit 0 may be a launcher that started the app and left: keep looking for it.
-            if process.poll() not in (None, 0):
+            if code not in (None, 0):
                 raise AppError(
-                    f"the app {process.args!r} exited with code {process.returncode} "
-                    "before its window was up"
+                    f"the app {process.args!r} exited with code {code} before its window was up"
                 )
+            launcher_done = launcher_done or code == 0
         # Picked again at every poll: a window may be mapped small, then resized or replaced.
-        found = _pick(windows.top_levels(), process_tree(pids), known)
+        found = _pick(windows.top_levels(), process_tree(pids), known, launcher_done)
+        shown_for = sighting.see(found, now)
         if found is not None:
-            first_seen = now if first_seen is None else first_seen
             if not _one_colour(capture, found.bounds):
                 return AppWindow(found, now - started, True)
-            if now - first_seen >= paint_timeout:
+            if shown_for >= paint_timeout:
                 return AppWindow(found, now - started, False)
         elif now >= deadline:
             shown = [hex(t.id) for t in windows.top_levels()]

@@ -15,7 +15,7 @@ import shlex
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -75,10 +75,11 @@ class XdotoolGymEnv(GymEnvironment):
     capture, so no full-size RGB frame is made for a brain that looks at a smaller one. Only the
     rows DAMAGE reports changed are converted again each step.
 
-    ``reset`` returns once the app is up: a viewable top-level window of its process (or any
-    new top-level window) drawn (more than one colour, or one colour for ``paint_timeout``
-    seconds), then the screen settled. ``AppError`` when no window is mapped within
-    ``app_timeout`` seconds or the app exits first; ``app_timeout=None`` skips the wait (an app
+    ``reset`` returns once the app is up: a viewable top-level window of its process (or a new
+    top-level window of no known owner; any new one after a launcher exited with 0) drawn
+    (more than one colour, or one colour for ``paint_timeout`` seconds), then the screen
+    settled. ``AppError`` when no window is mapped within ``app_timeout`` seconds or the app
+    exits with an error first; ``app_timeout=None`` skips the wait (an app
     without a window). ``info["app_window"]`` says what was found and how long it took.
     """
 
@@ -97,7 +98,7 @@ class XdotoolGymEnv(GymEnvironment):
         paint_timeout: float = 2.0,
     ) -> None:
         if app_timeout is not None:
-            app_timeout = check_timeout(app_timeout)
+            app_timeout = check_timeout(app_timeout, name="app_timeout")
         paint_timeout = check_paint_timeout(paint_timeout)
         if observation not in ("numpy", "pil"):
             raise InvalidInputError(f"observation must be 'numpy' or 'pil', got {observation!r}")
@@ -223,20 +224,37 @@ class XdotoolGymEnv(GymEnvironment):
         *,
         known: Collection[int] = (),
         timeout: float | None = None,
+        processes: Iterable[subprocess.Popen] = (),
     ) -> AppWindow:
         """Wait until the app of ``pids`` has its window mapped and drawn (see the class
         docstring); ``known`` are window ids from before its launch. ``timeout`` defaults to
-        ``app_timeout`` (20 s when that is None)."""
+        ``app_timeout`` (20 s when that is None). ``processes``: the app's processes started
+        elsewhere (a task's own ``Popen``), watched with the env's own launches of ``pids``, so
+        an app that exits with an error ends the wait at once with ``AppError``."""
         limit = timeout if timeout is not None else (self.app_timeout or 20.0)
+        wanted = set(pids)
+        watched = [p for p in self._processes if p.pid in wanted]
+        watched += [p for p in processes if p not in watched]
         return wait_for_app_window(
             self.windows,
             self.capture,
             pids,
             known=known,
-            processes=[p for p in self._processes if p.pid in set(pids)],
+            processes=watched,
             timeout=check_timeout(limit),
             paint_timeout=self.paint_timeout,
         )
+
+    def server_alive(self) -> bool:
+        """Whether the X server still answers (and, when private, its Xvfb still runs): tells
+        an app that failed on its own from one that lost its desktop."""
+        if self._xvfb is not None and not self._xvfb.running:
+            return False
+        try:
+            self.windows.top_levels()
+        except MantisError:
+            return False
+        return True
 
     # -- dispatch ---------------------------------------------------------------------------
     def to_display(

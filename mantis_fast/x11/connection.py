@@ -82,16 +82,17 @@ NO_DISPLAY_HINT = (
 MAX_TIMEOUT = 3600.0
 
 
-def check_timeout(timeout: object) -> float:
-    """A wait bound in seconds: a finite number in (0, 3600]."""
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not 0 < timeout <= MAX_TIMEOUT  # also false for nan
-    ):
-        raise InvalidInputError(
-            f"timeout must be seconds in (0, {MAX_TIMEOUT:g}], got {timeout!r:.40}"
-        )
+def check_timeout(timeout: object, *, name: str = "timeout", allow_zero: bool = False) -> float:
+    """A wait bound in seconds: a finite number in (0, 3600] (``[0, 3600]`` with
+    ``allow_zero``); ``name`` is the parameter the error message names."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        in_range = False
+    else:  # comparisons with nan are all false: nan is refused
+        low = timeout >= 0 if allow_zero else timeout > 0
+        in_range = low and timeout <= MAX_TIMEOUT
+    if not in_range:
+        interval = f"{'[' if allow_zero else '('}0, {MAX_TIMEOUT:g}]"
+        raise InvalidInputError(f"{name} must be seconds in {interval}, got {timeout!r:.40}")
     return float(timeout)
 
 
