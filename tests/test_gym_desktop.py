@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from mantis_fast.actions.model import Action, ActionType
-from mantis_fast.errors import InvalidInputError
+from mantis_fast.errors import AppError, InvalidInputError
 from mantis_fast.gym import ACTION_TYPES, DESKTOP_ID, KEYS, ClickTarget, DesktopEnv, Task
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.x11.capture import Capture
@@ -215,8 +216,10 @@ def test_bad_arguments() -> None:
         DesktopEnv(hard_loop_window=1)
     with pytest.raises(InvalidInputError, match="task must be"):
         DesktopEnv(task=3)
-    with pytest.raises(InvalidInputError, match="timeout must be seconds"):
+    with pytest.raises(InvalidInputError, match=r"^app_timeout must be seconds"):
         DesktopEnv(app_timeout=-1)
+    with pytest.raises(InvalidInputError, match=r"^paint_timeout must be seconds"):
+        DesktopEnv(paint_timeout=-1)
 
 
 class SlowButtonTask(Task):
@@ -252,3 +255,65 @@ def test_reset_waits_for_the_tasks_app_to_be_drawn(tmp_path) -> None:
         point = np.array([int(xs.mean()), int(ys.mean())])
         slow.step({"type": ACTION_TYPES.index("click"), "point": point})
         assert clicks.read_text() == "clicked\n"  # the very first action could act on it
+
+
+class CrashingTask(Task):
+    """An app that exits with code 7 at once; ``processes`` hands its Popen to the env."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, desktop, rng, options) -> dict:
+        self.process = subprocess.Popen([sys.executable, "-c", "raise SystemExit(7)"])
+        return {}
+
+    def pids(self) -> list[int]:
+        return [] if self.process is None else [self.process.pid]
+
+    def processes(self) -> list[subprocess.Popen]:
+        return [] if self.process is None else [self.process]
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            stop_process(process)
+
+
+class CrashingClickTarget(ClickTarget):
+    """The example task with an app that dies before showing a target."""
+
+    def command(self, seed: int) -> list[str]:
+        return [sys.executable, "-c", "raise SystemExit(5)"]
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        (CrashingTask(), r"the app \[.*SystemExit\(7\).*\] exited with code 7"),
+        (CrashingClickTarget(), r"the demo app \(\[.*SystemExit\(5\).*\]\) exited with code 5"),
+    ],
+    ids=["own-task", "click-target"],
+)
+def test_an_app_that_dies_at_once_is_an_app_error_not_a_dead_desktop(task, message) -> None:
+    """Not the 20 s window wait, not a desktop restart: the app's own failure, at once."""
+    with DesktopEnv(task, viewport=VIEWPORT) as crashing:
+        display = crashing.desktop.display  # started before the clock: only the app is timed
+        started = time.monotonic()
+        with pytest.raises(AppError, match=message):
+            crashing.reset(seed=0)
+        assert time.monotonic() - started < 3
+        assert crashing._restarts == [] and crashing.desktop.display == display
+
+
+@pytest.mark.parametrize("variable", [None, "disabled", "off"])
+def test_truncation_does_not_depend_on_the_environment(monkeypatch, variable) -> None:
+    """MANTIS_ADAPTIVE_CLICK_TOL and MANTIS_LOOP_ADAPTIVE do not reach DesktopEnv: the same
+    seed and actions truncate alike in any process."""
+    for name in ("MANTIS_ADAPTIVE_CLICK_TOL", "MANTIS_LOOP_ADAPTIVE"):
+        if variable is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, variable)
+    detector = DesktopEnv(viewport=(3840, 2160))._detector  # no desktop until first use
+    assert detector.click_tol_px == 18  # 0.004 * hypot(3840, 2160), as with the variable unset
+    assert detector.adaptive and not detector.adaptive_windows

@@ -115,9 +115,12 @@ class DesktopEnv(gymnasium.Env):
     desktop with reward 0. ``viewport``: the screen; ``observation_size``: the image the
     policy sees (default: the screen). ``reset`` returns once the task's app (``Task.pids``)
     has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``XdotoolGymEnv``'s;
-    ``app_timeout=None`` does not wait). ``observation="image"`` is that RGB image;
-    ``"dict"`` adds the pointer (in observation pixels), the loop flags (drift, repeat, state)
-    and the frame hash. ``hard_loop_window`` steps of one loop truncate the episode.
+    ``app_timeout=None`` does not wait); an app that fails to start (exits with an error, shows
+    no window) on a working desktop raises ``AppError``, a desktop that died is replaced.
+    ``observation="image"`` is that RGB image; ``"dict"`` adds the pointer (in observation
+    pixels), the loop flags (drift, repeat, state) and the frame hash. ``hard_loop_window``
+    steps of one loop truncate the episode; the loop detector's settings are fixed (adaptive
+    click tolerance, fixed windows), never read from ``MANTIS_*`` variables.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
@@ -156,7 +159,7 @@ class DesktopEnv(gymnasium.Env):
         self.hard_loop_window = hard_loop_window
         self._settle = (float(settle_time), float(quiet_ms))
         if app_timeout is not None:
-            app_timeout = check_timeout(app_timeout)
+            app_timeout = check_timeout(app_timeout, name="app_timeout")
         self._app_wait = (app_timeout, check_paint_timeout(paint_timeout))
         width, height = self.observation_size
         image = spaces.Box(0, 255, (height, width, 3), np.uint8)
@@ -188,7 +191,13 @@ class DesktopEnv(gymnasium.Env):
                 }
             )
         self._desktop: XdotoolGymEnv | None = None
-        self._detector = LoopDetector(click_tol_px=compute_click_tol_px(self.viewport))
+        # Pinned, not read from MANTIS_* variables: truncation follows from the seed and the
+        # actions alone (docs/loops.md), whatever the environment of the process.
+        self._detector = LoopDetector(
+            click_tol_px=compute_click_tol_px(self.viewport, adaptive=True),
+            adaptive=True,
+            adaptive_windows=False,
+        )
         self._last: np.ndarray | None = None
         self._pointer = (0, 0)
         self._steps = 0
@@ -231,6 +240,7 @@ class DesktopEnv(gymnasium.Env):
         self._detector.reset()
         self._steps = 0
         for _ in range(2):  # a desktop that dies while starting is replaced once
+            desktop = None
             try:
                 desktop = self.desktop
                 self.task.stop()
@@ -238,10 +248,16 @@ class DesktopEnv(gymnasium.Env):
                 started = self.task.start(desktop, self.np_random, options or {})
                 pids = self.task.pids()
                 if pids and desktop.app_timeout is not None:
-                    desktop.wait_for_app(pids, known=known)
+                    desktop.wait_for_app(pids, known=known, processes=self.task.processes())
                 result = desktop.reset()
                 break
-            except (ConnectionLostError, AppError) as exc:
+            except AppError as exc:
+                if desktop is not None and desktop.server_alive():
+                    # The app failed on a working desktop: another desktop would not help.
+                    self.task.stop()
+                    raise
+                self._restart(f"the desktop died while starting: {exc}")
+            except ConnectionLostError as exc:
                 self._restart(f"the desktop died while starting: {exc}")
         else:
             raise ConnectionLostError(

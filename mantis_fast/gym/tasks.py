@@ -1,15 +1,18 @@
 """What a ``DesktopEnv`` episode is for: the app it starts and the reward of every step.
 
 A ``Task`` starts its app on the desktop at ``reset`` (``start``; ``pids`` names its processes,
-so the env waits for the app's window before the first observation), scores each step from the
-observation and the step's ``info`` (``reward`` -> ``(reward, terminated)``), says when its app
-died (``check_alive`` raises ``AppError``) and stops it (``stop``). A plain callable
+so the env waits for the app's window before the first observation, and ``processes`` hands
+over the ones it started, so an app that exits with an error ends that wait at once), scores
+each step from the observation and the step's ``info`` (``reward`` -> ``(reward,
+terminated)``), says when its app died (``check_alive`` raises ``AppError``) and stops it
+(``stop``). A plain callable
 ``reward(observation, info)`` returning a float or ``(float, terminated)`` is a task that starts
 nothing. ``ClickTarget`` is the worked example: the demo app's red targets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -51,6 +54,13 @@ class Task:
     def pids(self) -> list[int]:
         """Process ids of the app ``start`` launched: ``DesktopEnv.reset`` waits until one of
         them (or a child) has its window mapped and drawn. Empty (the default): no wait."""
+        return []
+
+    def processes(self) -> list[subprocess.Popen]:
+        """The processes ``start`` launched (``subprocess.Popen`` objects): while the env waits
+        for the app's window, one that exits with an error ends the wait at once with
+        ``AppError`` (an exit with 0 may be a launcher: the wait goes on). Empty (the default):
+        only the timeout ends a wait for an app that died."""
         return []
 
     def stop(self) -> None:
@@ -118,7 +128,7 @@ class ClickTarget(Task):
         seed = int(options.get("app_seed", rng.integers(0, 2**31 - 1)))
         self._events = queue.Queue()
         self.hits, self.target = 0, None
-        argv = [sys.executable, "-m", "mantis_fast.demo.app", "--seed", str(seed)]
+        argv = self.command(seed)
         env = {**os.environ, "DISPLAY": desktop.display}
         self._process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
         self._reader = threading.Thread(
@@ -130,8 +140,23 @@ class ClickTarget(Task):
             event = self._next_event(deadline - time.monotonic())
             if event is None:
                 self.stop()
-                raise AppError(f"the demo app did not show a target within {APP_START_TIMEOUT_S}s")
+                raise AppError(
+                    f"the demo app ({argv!r}) did not show a target within {APP_START_TIMEOUT_S}s"
+                )
+            if event["type"] == "exit":  # its output ended: it exited (or closed stdout)
+                process = self._process
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=CLICK_VERDICT_TIMEOUT_S)  # type: ignore[union-attr]
+                code = process.returncode  # type: ignore[union-attr]
+                self.stop()
+                raise AppError(
+                    f"the demo app ({argv!r}) exited with code {code} before showing a target"
+                )
         return {"app_seed": seed, "target": self.target}
+
+    def command(self, seed: int) -> list[str]:
+        """The argv of the app for ``seed``: the demo app."""
+        return [sys.executable, "-m", "mantis_fast.demo.app", "--seed", str(seed)]
 
     @staticmethod
     def _read(process: subprocess.Popen[str], events: queue.Queue[dict[str, Any]]) -> None:
@@ -169,6 +194,10 @@ class ClickTarget(Task):
     def pids(self) -> list[int]:
         process = self._process
         return [] if process is None else [process.pid]
+
+    def processes(self) -> list[subprocess.Popen]:
+        process = self._process
+        return [] if process is None else [process]
 
     def check_alive(self) -> None:
         process = self._process
