@@ -10,9 +10,12 @@ The rig carves a 2400x1000 root into three RandR monitors with ``xrandr --setmon
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 import warnings
 
@@ -425,6 +428,117 @@ def test_a_root_resize_reclips_the_displays(backend: str) -> None:
         assert (shots["b"].clip, shots["b"].visible) == ((0, 0, 200, 600), (600, 0, 200, 600))
         np.testing.assert_array_equal(shots["b"].image[:, :, :3], image[:, 600:, :3])
         np.testing.assert_array_equal(shots["a"].image[:, :, :3], image[:, :600, :3])
+
+
+def test_grab_display_and_grab_display_clipped_take_the_same_arguments(rig) -> None:
+    server, image = rig
+    shown = {
+        name: [(p.name, p.kind, p.default) for p in inspect.signature(call).parameters.values()]
+        for name, call in (
+            ("grab_display", Capture.grab_display),
+            ("grab_display_clipped", Capture.grab_display_clipped),
+        )
+    }
+    assert shown["grab_display"] == shown["grab_display_clipped"]
+    with Capture(server.display) as cap:
+        frame = cap.grab()
+        pixels = cap.grab_display(0, True)  # copy positionally, as existing callers pass it
+        shot = cap.grab_display_clipped(0, True)
+        assert pixels.flags.owndata and shot.image.flags.owndata
+        assert not np.shares_memory(pixels, frame) and not np.shares_memory(shot.image, frame)
+        np.testing.assert_array_equal(pixels, shot.image)
+        np.testing.assert_array_equal(pixels[:, :, :3], image[0:1000, 800:1800, :3])
+
+
+@pytest.mark.parametrize("backend", ["framebuffer", "xshm"])
+def test_copies_are_of_their_own_grab_when_threads_share_a_capture(backend: str) -> None:
+    """``copy=True`` copies the frame before another thread's grab can refill it.
+
+    One thread grabs a region of a static screen, over and over: into the same segment,
+    laid out differently (rows of the region's width from its start), so a display copy taken
+    after the lock is released holds a mix of the two. Every copy must equal the screen."""
+    with Xvfb(size=(640, 480), depth=24) as server:
+        set_monitor(server, "a", (0, 0, 320, 480), "screen")
+        set_monitor(server, "b", (320, 0, 320, 480), "none")
+        image = test_pattern(640, 480, seed=17)
+        paint_root(server.display, image)
+        with Capture(server.display, **BACKENDS[backend]) as cap:
+            expected = {m.id: crop(image, m.bounds)[:, :, :3] for m in cap.monitors}
+            stop = threading.Event()
+
+            def other_thread() -> None:
+                while not stop.is_set():
+                    cap.grab((7, 9, 500, 300))
+
+            switch = sys.getswitchinterval()
+            sys.setswitchinterval(1e-5)  # switch threads often: the window is short
+            worker = threading.Thread(target=other_thread)
+            worker.start()
+            torn = []
+            try:
+                for step in range(150):
+                    if step % 2:
+                        shots = cap.grab_displays(copy=True)
+                    else:
+                        shots = {i: cap.grab_display_clipped(i, copy=True) for i in expected}
+                    torn += [
+                        (step, i)
+                        for i, shot in shots.items()
+                        if not np.array_equal(shot.image[:, :, :3], expected[i])
+                    ]
+            finally:
+                stop.set()
+                worker.join()
+                sys.setswitchinterval(switch)
+    assert torn == []
+
+
+@pytest.mark.parametrize("backend", ["damage", "damage-xshm"])
+@pytest.mark.parametrize(
+    ("before", "after"), [((800, 600), (1200, 600)), ((1200, 600), (800, 600))]
+)
+def test_changed_rows_survive_a_resize_between_query_and_grab(backend, before, after) -> None:
+    """The root resized after the monitors were queried: the first grab takes the resize's
+    full refresh in, the retry finds nothing new; what both copied is what changed."""
+    options = {"track_damage": True, "framebuffer": backend == "damage"}
+    modes = {size: f"{size[0]}x{size[1]}_t" for size in (before, after)}
+    with Xvfb(size=(1200, 600)) as server, Capture(server.display, **options) as cap:
+        for (w, h), mode in modes.items():
+            timings = ["40", str(w), str(w + 40), str(w + 168), str(w + 256)]
+            xrandr(server, "--newmode", mode, *timings, str(h), str(h + 1), str(h + 5), str(h + 28))
+            xrandr(server, "--addmode", "screen", mode)
+
+        def switch_to(size: tuple[int, int]) -> None:
+            xrandr(
+                server, "--output", "screen", "--mode", modes[size], "--fb", "{}x{}".format(*size)
+            )
+
+        switch_to(before)
+        for _ in range(3):
+            cap.grab_displays()
+        assert cap.size == before
+        assert [s.changed_rows for s in cap.grab_displays().values()] == [[]]
+        image = test_pattern(*after, seed=18)
+        real_grab = cap._grab_locked
+        calls = []
+
+        def resize_first(region, as_bytes=False):
+            # Between the monitor query and the grab: the real server resizes and repaints.
+            calls.append(region)
+            if len(calls) == 1:
+                switch_to(after)
+                paint_root(server.display, image)
+                cap._x.sync()  # the resize's event is on its way before the grab's reply
+            return real_grab(region, as_bytes)
+
+        cap._grab_locked = resize_first
+        (shot,) = cap.grab_displays().values()
+        del cap._grab_locked
+        assert len(calls) == 2 and cap.size == after
+        assert shot.visible == (0, 0, *after)
+        np.testing.assert_array_equal(shot.image[:, :, :3], image[:, :, :3])
+        assert shot.changed_rows == [(0, after[1])]
+        assert cap.last_change == (cap.grabs, [(0, after[1])])
 
 
 DISPLAY_CALLS = {

@@ -62,6 +62,7 @@ from mantis_fast.x11.framebuffer import (
     find_framebuffer,
 )
 from mantis_fast.x11.monitors import MonitorQuery, RandRMonitor, query_randr_monitors
+from mantis_fast.x11.regions import checked_region
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
 __all__ = [
@@ -338,22 +339,26 @@ class Capture(XClient):
 
         ``display_id=None`` is the primary display, as in the coordinate functions
         (``resolve_display``: one ``DisplayFallbackWarning`` per process when there are
-        several). A region outside the display is an ``InvalidInputError`` naming both. Where
-        the monitor reaches past the root window only its part on the root is returned:
-        ``grab_display_clipped`` says which part; ``CaptureError`` when no pixel is on it.
+        several). A region outside the display is an ``InvalidInputError`` naming both.
+
+        A monitor (or region) reaching past the root window is returned CLIPPED, silently: only
+        its part on the root, so the array can be smaller than the display and its ``[0, 0]``
+        need not be local pixel ``(0, 0)`` (a monitor left of or above the root). Where that
+        can happen use ``grab_display_clipped``, whose ``clip`` says which part it is.
+        ``CaptureError`` when no pixel of it is on the root.
         """
         return self._grab_display(display_id, region, copy).image
 
     def grab_display_clipped(
         self,
         display_id: int | None = None,
+        copy: bool = False,
         *,
         region: Sequence[int] | None = None,
-        copy: bool = False,
     ) -> DisplayGrab:
-        """``grab_display`` with its display and clipping: a ``DisplayGrab`` whose ``clip``
-        (local) and ``visible`` (global) say which part of the display (or region) is in
-        ``image``. ``CaptureError`` when no pixel of it is on the root."""
+        """``grab_display``, same arguments, with its display and clipping: a ``DisplayGrab``
+        whose ``clip`` (local) and ``visible`` (global) say which part of the display (or
+        region) is in ``image``. ``CaptureError`` when no pixel of it is on the root."""
         return self._grab_display(display_id, region, copy)
 
     def grab_displays(self, copy: bool = False) -> dict[int, DisplayGrab]:
@@ -372,10 +377,11 @@ class Capture(XClient):
                 plans, frame, span, bands = self._grab_planned(None, None, every=True)
             except GONE as exc:
                 raise self._lost(exc) from None
-        return {
-            display.id: slice_display(display, asked, visible, frame, span, bands, copy)
-            for display, asked, visible in plans
-        }
+            # Sliced and copied under the lock: another thread's grab refills the same frame.
+            return {
+                display.id: slice_display(display, asked, visible, frame, span, bands, copy)
+                for display, asked, visible in plans
+            }
 
     def _grab_display(
         self, display_id: int | None, region: Sequence[int] | None, copy: bool
@@ -386,16 +392,17 @@ class Capture(XClient):
                 plans, frame, span, bands = self._grab_planned(display_id, region, every=False)
             except GONE as exc:
                 raise self._lost(exc) from None
-        [(display, asked, visible)] = plans
-        if visible is None:
-            left, top = display.origin
-            where = (left + asked[0], top + asked[1], asked[2], asked[3])
-            raise CaptureError(
-                f"display {display.id} ({display.name or 'unnamed'}) region {asked} is "
-                f"entirely off the root window of {self.display_name} "
-                f"(0, 0, {self._width}, {self._height}): it lies at {where} in root pixels"
-            )
-        return slice_display(display, asked, visible, frame, span, bands, copy)
+            [(display, asked, visible)] = plans
+            if visible is None:
+                left, top = display.origin
+                where = (left + asked[0], top + asked[1], asked[2], asked[3])
+                raise CaptureError(
+                    f"display {display.id} ({display.name or 'unnamed'}) region {asked} is "
+                    f"entirely off the root window of {self.display_name} "
+                    f"(0, 0, {self._width}, {self._height}): it lies at {where} in root pixels"
+                )
+            # Under the lock, as in grab_displays: a copy must be of this grab's frame.
+            return slice_display(display, asked, visible, frame, span, bands, copy)
 
     def _grab_planned(
         self, display_id: int | None, region: Sequence[int] | None, *, every: bool
@@ -406,8 +413,11 @@ class Capture(XClient):
 
         Returns ``[(display, local region, visible part or None)]``, the frame, the spanning
         rectangle it covers and the row bands copied. A resize between the query and the
-        grab (rare) starts over, at most twice more.
+        grab (rare) starts over, at most twice more; the bands are then those of every attempt.
         """
+        # Row bands the attempts copied (None: unknown). A retry copies only what changed since
+        # the attempt before it, which already took the resize's full refresh in: both count.
+        copied: list[tuple[int, int]] | None = []
         for attempt in range(3):
             monitors = self._monitors_locked()
             # The coordinate functions' fallback for an omitted id; stacklevel 4 makes its
@@ -423,12 +433,17 @@ class Capture(XClient):
             try:
                 frame, where, bands = self._grab_locked(span)
             except InvalidInputError:  # the root shrank under the span: plan again
+                # (a damage-tracked attempt marked the whole frame for the next one to copy)
                 if (self._width, self._height) == size or attempt == 2:
                     raise
                 continue
+            if attempt:
+                known = copied is not None and bands is not None
+                bands = _union_bands([*copied, *bands], self._height) if known else None
             if (self._width, self._height) == size:
                 self._change = (self._change[0] + 1, where, bands)
                 return plans, frame, span, bands
+            copied = None if copied is None or bands is None else [*copied, *bands]
         raise CaptureError(
             f"the root window of {self.display_name} kept resizing during a display grab"
         )
@@ -545,20 +560,7 @@ class Capture(XClient):
     def _check_region(self, region: Sequence[int] | None) -> Region:
         if region is None:
             return 0, 0, self._width, self._height
-        try:
-            x, y, width, height = (int(v) for v in region)
-            if any(int(v) != v for v in region):
-                raise InvalidInputError
-        except (TypeError, ValueError, OverflowError):  # inf, nan, junk
-            raise InvalidInputError(
-                f"region must be (x, y, width, height) integers, got {region!r}"
-            ) from None
-        if width <= 0 or height <= 0:
-            raise InvalidInputError(f"region {region!r} has a non-positive width or height")
-        if x < 0 or y < 0 or x + width > self._width or y + height > self._height:
-            bounds = (0, 0, self._width, self._height)
-            raise InvalidInputError(f"region {region!r} is outside the screen bounds {bounds}")
-        return x, y, width, height
+        return checked_region(region, self._width, self._height)
 
     # -- settling ---------------------------------------------------------------------------
     def wait_until_stable(self, timeout: float = 2.0, quiet_ms: float = 100.0) -> Settled:
@@ -678,6 +680,11 @@ class Capture(XClient):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self._width}x{self._height}"
         return f"<Capture {self.display_name} {state} backend={getattr(self, 'backend', None)!r}>"
+
+
+def _union_bands(bands: list[tuple[int, int]], height: int) -> _Bands:
+    """Row bands ``(top, rows)`` merged into sorted disjoint ones within ``[0, height)``."""
+    return tuple(merge_row_bands([(0, top, 0, rows) for top, rows in bands], height, gap=0))
 
 
 def _geometry_request(xdisplay, root):

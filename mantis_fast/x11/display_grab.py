@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.displays import Display
+from mantis_fast.x11.regions import checked_region
 
 __all__ = [
     "DisplayGrab",
@@ -62,22 +62,14 @@ def local_region(display: Display, region: Sequence[int] | None) -> Region:
     width, height = display.size
     if region is None:
         return 0, 0, width, height
-    try:
-        x, y, w, h = (int(v) for v in region)
-        if any(int(v) != v for v in region):
-            raise InvalidInputError
-    except (TypeError, ValueError, OverflowError):  # inf, nan, junk
-        raise InvalidInputError(
-            f"region must be (x, y, width, height) integers, got {region!r}"
-        ) from None
-    if w <= 0 or h <= 0:
-        raise InvalidInputError(f"region {region!r} has a non-positive width or height")
-    if x < 0 or y < 0 or x + w > width or y + h > height:
-        raise InvalidInputError(
-            f"region {region!r} is outside display {display.id} ({display.name or 'unnamed'}), "
-            f"whose local bounds are (0, 0, {width}, {height}) (global {display.bounds})"
+
+    def outside() -> str:
+        return (
+            f"display {display.id} ({display.name or 'unnamed'}), whose local bounds are "
+            f"(0, 0, {width}, {height}) (global {display.bounds})"
         )
-    return x, y, w, h
+
+    return checked_region(region, width, height, outside)
 
 
 def visible_part(display: Display, region: Region, root_size: tuple[int, int]) -> Region | None:
