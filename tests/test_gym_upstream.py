@@ -29,6 +29,7 @@ from mantis_fast.gym.runner import NUDGE
 from mantis_fast.gym.upstream import (
     UpstreamBrain,
     from_upstream,
+    image_size,
     is_upstream_brain,
     upstream_coordinate,
 )
@@ -446,6 +447,52 @@ def test_a_multi_action_step_and_the_brains_image_size(env) -> None:
     assert [a.name for a in typed["action"]] == ["type", "key"]
     assert len(typed["info"]["steps"]) == 2 and "error" not in typed["info"]
     assert clicked["info"]["dispatched"] == (20, 24)
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        ((320, 240), (320, 240)),
+        ([320, 240], (320, 240)),
+        ((np.int64(320), np.int32(240)), (320, 240)),
+        (np.array([320, 240]), (320, 240)),
+        ((320.0, 240.0), (320, 240)),
+        ("640x480", None),
+        ((640, 480, 3), None),
+        ((640,), None),
+        (640, None),
+        ((0, 480), None),
+        ((-640, 480), None),
+        ((640.5, 480), None),
+        ((math.nan, 480), None),
+        ((True, 480), None),
+        (("640", "480"), None),
+        ({640: 480}, None),
+    ],
+    ids=repr,
+)
+def test_a_brains_image_size_is_checked(size, expected) -> None:
+    if expected is not None:
+        assert image_size(size) == expected
+        return
+    with pytest.raises(InvalidInputError, match=r"last_image_size must be \(width, height\)"):
+        image_size(size)
+    with pytest.raises(InvalidInputError, match=r"^size must be \(width, height\)"):
+        from_upstream(up.Action(up.ActionType.CLICK, {"x": 1, "y": 2}), size)
+
+
+@pytest.mark.parametrize("size", ["640x480", (640, 480, 3), (0, 480)], ids=repr)
+def test_a_bad_image_size_is_reported_and_the_episode_goes_on(env, size) -> None:
+    """Reported as a bad action is: nothing dispatched, the error in the step's info."""
+    brain = ScriptBrain([UA(UT.CLICK, {"x": 10, "y": 12}), UA(UT.DONE)], last_image_size=size)
+    wrapped = UpstreamBrain(brain)
+    result = GymRunner(env, wrapped, max_steps=2).run("t")
+    assert (result.termination_reason, result.steps) == ("max_steps", 2)
+    errors = [h["info"].get("error", "") for h in result.history]
+    assert all("last_image_size must be (width, height)" in e for e in errors), errors
+    assert repr(size)[:20] in errors[0]
+    brain.last_image_size = (320, 240)  # a good size again: the brain plays on
+    assert GymRunner(env, wrapped, max_steps=3).run("t").termination_reason == "done"
 
 
 def test_upstream_argument_order_fails_at_once(env) -> None:

@@ -19,10 +19,11 @@ itself; see ``is_upstream_brain``):
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections import deque
 from collections.abc import Mapping, Sequence
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from PIL import Image
 
 from mantis_fast.actions import Action, ActionType
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels.sizing import MAX_SIZE
 
 __all__ = [
     "MAX_UPSTREAM_SCROLL",
@@ -37,6 +39,7 @@ __all__ = [
     "UPSTREAM_FRAMES",
     "UpstreamBrain",
     "from_upstream",
+    "image_size",
     "is_upstream_brain",
     "upstream_coordinate",
 ]
@@ -77,6 +80,30 @@ def _upstream_count(value: Any) -> Any:
         return int(value or 0)
     except (TypeError, ValueError, OverflowError):
         return value
+
+
+def image_size(size: Any, what: str = "the brain's last_image_size") -> tuple[int, int]:
+    """``size`` as ``(width, height)``: two positive whole numbers (ints, or floats such as
+    ``320.0``), in a tuple, list or array; anything else raises ``InvalidInputError`` naming
+    ``what`` and the value."""
+    items = size.tolist() if isinstance(size, np.ndarray) else size
+    if isinstance(items, (tuple, list)) and len(items) == 2:
+        sides = [_whole(v) for v in items]
+        if all(v is not None and 1 <= v <= MAX_SIZE for v in sides):
+            return sides[0], sides[1]  # type: ignore[return-value]
+    raise InvalidInputError(
+        f"{what} must be (width, height) in positive whole pixels, got {size!r:.60}"
+    )
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    return None
 
 
 def _type_name(action: Any) -> str:
@@ -131,7 +158,7 @@ def from_upstream(action: Any, size: Sequence[int]) -> list[Action]:
     params: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
     reasoning = getattr(action, "reasoning", "")
     reasoning = reasoning if isinstance(reasoning, str) else ""
-    width, height = (int(v) for v in size)
+    width, height = image_size(size, "size")
 
     def make(kind: ActionType, params: dict[str, Any]) -> Action:
         return Action(kind, params, reasoning, "image")
@@ -281,8 +308,9 @@ class UpstreamBrain:
 
     @property
     def last_image_size(self) -> tuple[int, int] | None:
+        """The brain's ``last_image_size``, checked (``image_size``): None when it has none."""
         size = getattr(self.brain, "last_image_size", None)
-        return tuple(size) if size is not None else None  # type: ignore[return-value]
+        return None if size is None else image_size(size)
 
     def bind(self, env: Any) -> None:
         """Read ``screen_size`` from ``env`` at every step (it follows RandR resizes)."""
@@ -335,6 +363,7 @@ class UpstreamBrain:
         if action is not None:
             self.action_history.append(action)
         try:
+            # A bad size is reported as a bad action is: nothing dispatched, the episode goes on.
             return from_upstream(action, self.last_image_size or screen)
         except InvalidInputError as exc:
             self.last_error = f"{type(exc).__name__}: {exc}"
