@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -493,6 +494,37 @@ def test_copies_are_of_their_own_grab_when_threads_share_a_capture(backend: str)
     assert torn == []
 
 
+def add_modes(server: Xvfb, *sizes: tuple[int, int]) -> Callable[[tuple[int, int]], None]:
+    """Give the output a mode of each size; return what switches the root to one of them."""
+    for w, h in sizes:
+        timings = [str(v) for v in (w, w + 40, w + 168, w + 256, h, h + 1, h + 5, h + 28)]
+        xrandr(server, "--newmode", f"{w}x{h}_t", "40", *timings)
+        xrandr(server, "--addmode", "screen", f"{w}x{h}_t")
+
+    def switch_to(size: tuple[int, int]) -> None:
+        w, h = size
+        xrandr(server, "--output", "screen", "--mode", f"{w}x{h}_t", "--fb", f"{w}x{h}")
+
+    return switch_to
+
+
+def before_the_first_grab(cap: Capture, change: Callable[[], None]) -> list:
+    """Run ``change`` (on the real server) between the monitor query and the first grab of
+    the next display grab, once; return the list of regions grabbed."""
+    real_grab = cap._grab_locked
+    calls = []
+
+    def grab(region, as_bytes=False):
+        calls.append(region)
+        if len(calls) == 1:
+            change()
+            cap._x.sync()  # what the change's events say is on its way before the grab's reply
+        return real_grab(region, as_bytes)
+
+    cap._grab_locked = grab
+    return calls
+
+
 @pytest.mark.parametrize("backend", ["damage", "damage-xshm"])
 @pytest.mark.parametrize(
     ("before", "after"), [((800, 600), (1200, 600)), ((1200, 600), (800, 600))]
@@ -501,44 +533,52 @@ def test_changed_rows_survive_a_resize_between_query_and_grab(backend, before, a
     """The root resized after the monitors were queried: the first grab takes the resize's
     full refresh in, the retry finds nothing new; what both copied is what changed."""
     options = {"track_damage": True, "framebuffer": backend == "damage"}
-    modes = {size: f"{size[0]}x{size[1]}_t" for size in (before, after)}
     with Xvfb(size=(1200, 600)) as server, Capture(server.display, **options) as cap:
-        for (w, h), mode in modes.items():
-            timings = ["40", str(w), str(w + 40), str(w + 168), str(w + 256)]
-            xrandr(server, "--newmode", mode, *timings, str(h), str(h + 1), str(h + 5), str(h + 28))
-            xrandr(server, "--addmode", "screen", mode)
-
-        def switch_to(size: tuple[int, int]) -> None:
-            xrandr(
-                server, "--output", "screen", "--mode", modes[size], "--fb", "{}x{}".format(*size)
-            )
-
+        switch_to = add_modes(server, before, after)
         switch_to(before)
         for _ in range(3):
             cap.grab_displays()
         assert cap.size == before
         assert [s.changed_rows for s in cap.grab_displays().values()] == [[]]
         image = test_pattern(*after, seed=18)
-        real_grab = cap._grab_locked
-        calls = []
 
-        def resize_first(region, as_bytes=False):
-            # Between the monitor query and the grab: the real server resizes and repaints.
-            calls.append(region)
-            if len(calls) == 1:
-                switch_to(after)
-                paint_root(server.display, image)
-                cap._x.sync()  # the resize's event is on its way before the grab's reply
-            return real_grab(region, as_bytes)
+        def resize_and_repaint() -> None:
+            switch_to(after)
+            paint_root(server.display, image)
 
-        cap._grab_locked = resize_first
+        calls = before_the_first_grab(cap, resize_and_repaint)
         (shot,) = cap.grab_displays().values()
-        del cap._grab_locked
         assert len(calls) == 2 and cap.size == after
         assert shot.visible == (0, 0, *after)
         np.testing.assert_array_equal(shot.image[:, :, :3], image[:, :, :3])
         assert shot.changed_rows == [(0, after[1])]
         assert cap.last_change == (cap.grabs, [(0, after[1])])
+
+
+def test_rows_an_abandoned_attempt_copied_are_reported_by_the_next_grab() -> None:
+    """The resize's retry finds every monitor off the root (the layout changed too): nothing
+    is grabbed, so the rows the first attempt copied are the next grab's changes."""
+    with Xvfb(size=(1200, 600)) as server, Capture(server.display, track_damage=True) as cap:
+        switch_to = add_modes(server, (800, 600))
+        set_monitor(server, "m", (0, 0, 400, 300), "screen")
+        for _ in range(3):
+            cap.grab_displays()
+        assert cap.grab() is not None and cap.changed_rows == []
+        image = test_pattern(800, 600, seed=19)
+
+        def resize_and_move_away() -> None:
+            xrandr(server, "--delmonitor", "m")
+            set_monitor(server, "gone", (2000, 0, 400, 300), "screen")
+            switch_to((800, 600))
+            paint_root(server.display, image)
+
+        calls = before_the_first_grab(cap, resize_and_move_away)
+        grabs = cap.grabs
+        (shot,) = cap.grab_displays().values()
+        assert len(calls) == 1 and shot.clip is None and cap.grabs == grabs
+        full = cap.grab()
+        np.testing.assert_array_equal(full[:, :, :3], image[:, :, :3])
+        assert cap.changed_rows == [(0, 600)]
 
 
 DISPLAY_CALLS = {

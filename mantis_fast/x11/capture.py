@@ -428,6 +428,9 @@ class Capture(XClient):
             plans = [(d, asked, visible_part(d, asked, size)) for d, asked, _ in plans]
             parts = [visible for _, _, visible in plans if visible is not None]
             if not parts:  # nothing on the root: no pixels to fetch
+                if copied and self._damage is not None:
+                    # An earlier attempt copied rows no grab reports: the next one copies all.
+                    self._damage.mark_all(self._width, self._height)
                 return plans, np.empty((0, 0, 4), np.uint8), (0, 0, 0, 0), None
             span = spanning(parts)
             try:
@@ -437,13 +440,14 @@ class Capture(XClient):
                 if (self._width, self._height) == size or attempt == 2:
                     raise
                 continue
-            if attempt:
-                known = copied is not None and bands is not None
-                bands = _union_bands([*copied, *bands], self._height) if known else None
+            if attempt and bands is not None:
+                bands = None if copied is None else _union_bands([*copied, *bands], self._height)
             if (self._width, self._height) == size:
                 self._change = (self._change[0] + 1, where, bands)
                 return plans, frame, span, bands
-            copied = None if copied is None or bands is None else [*copied, *bands]
+            # Resized during this attempt: keep what it copied (from the second attempt on,
+            # ``bands`` already holds the earlier attempts' too).
+            copied = None if bands is None else list(bands)
         raise CaptureError(
             f"the root window of {self.display_name} kept resizing during a display grab"
         )
