@@ -184,6 +184,30 @@ def test_a_loop_truncates_the_episode(env: DesktopEnv) -> None:
     assert "loop over 8 steps" in info["truncated_reason"]
 
 
+def test_a_killed_task_app_is_restarted_on_the_same_desktop() -> None:
+    with DesktopEnv(ClickTarget(targets=2), viewport=VIEWPORT, observation_size=OBSERVATION) as e:
+        e.reset(seed=2)
+        desktop, xvfb = e.desktop, e.desktop._xvfb
+        app = e.task.processes()[0]
+        os.kill(app.pid, signal.SIGKILL)
+        app.wait(timeout=10)
+        observation, reward, terminated, truncated, info = e.step(
+            {"type": ACTION_TYPES.index("click"), "point": np.array([10, 10])}
+        )
+        assert truncated and not terminated and reward == 0.0
+        assert "the task's app died" in info["app_restarted"]
+        assert "desktop_restarted" not in info and info["truncated_reason"] == info["app_restarted"]
+        assert e.observation_space.contains(observation)
+        assert e.desktop is desktop and xvfb.running  # the same desktop, not a new one
+        (restarted,) = e.task.processes()
+        assert restarted.pid != app.pid and restarted.poll() is None
+        x, y, _ = info["target"]
+        _, reward, *_ = e.step(
+            {"type": ACTION_TYPES.index("click"), "point": np.array(to_observation(x, y))}
+        )
+        assert reward == 1.0  # the restarted app plays on
+
+
 def test_a_killed_desktop_is_replaced_and_reported() -> None:
     with DesktopEnv(ClickTarget(targets=2), viewport=VIEWPORT, observation_size=OBSERVATION) as e:
         e.reset(seed=2)

@@ -12,9 +12,11 @@ observation is the screen resized to ``observation_size`` (the model's image), t
 the package's one action vocabulary in that image's pixels, mapped back to the screen by the
 coordinate contract. The episode's task (``Task``) starts the app, and scores each step from
 the observation and ``info``. The loop detector watches every step: a hard loop truncates the
-episode with the reason in ``info["truncated_reason"]``. A desktop whose X server or app dies
-is started again and the episode is reported truncated (``info["desktop_restarted"]``), so a
-vector env of many desktops never hangs on one.
+episode with the reason in ``info["truncated_reason"]``. A desktop whose X server dies is
+started again and the episode is reported truncated (``info["desktop_restarted"]``); a task
+app that dies on a working desktop is started again there (``info["app_restarted"]``). Either
+way the step returns the next episode's first observation, so a vector env of many desktops
+never hangs on one.
 
 Action space (``actions="full"``): a ``Dict`` a policy can sample and a model's reply maps onto
 (``to_space``):
@@ -276,10 +278,15 @@ class DesktopEnv(gymnasium.Env):
             result = self.desktop.step(command, brain_size=self.observation_size)
             self.task.check_alive()
         except (ConnectionLostError, AppError) as exc:
-            reason = f"the desktop died: {exc}"
-            self._restart(reason)
+            if isinstance(exc, AppError) and self.desktop.server_alive():
+                # Only the task's app died: the next episode starts on the same desktop.
+                reason, key = f"the task's app died: {exc}", "app_restarted"
+                self.task.stop()
+            else:
+                reason, key = f"the desktop died: {exc}", "desktop_restarted"
+                self._restart(reason)
             observation, info = self.reset(seed=None)
-            info.update(desktop_restarted=reason, truncated_reason=reason)
+            info.update({key: reason, "truncated_reason": reason})
             return observation, 0.0, False, True, info
         self.timings = _timings(result.info)
         # Only what the same seed and actions reproduce (Gymnasium's determinism check):

@@ -157,7 +157,8 @@ class _DesktopWorker:
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
-        restarted = "desktop_restarted" in info  # already a fresh episode on a new desktop
+        # Already a fresh episode (on a new desktop, or the same one with its app restarted).
+        restarted = "desktop_restarted" in info or "app_restarted" in info
         ended = self.autoreset and (terminated or truncated) and not restarted
         if ended:
             # Gymnasium's same-step autoreset: the next episode's first observation, the ended
