@@ -84,8 +84,10 @@ def report_as(request: pytest.FixtureRequest, benchmark):
     Call it before anything that may skip. ``package`` (a ``LIBRARIES`` key, a distribution or
     "xdotool") records the peer's version, which replaces ``{version}`` in ``label``. Facts the
     report reads: ``bytes_moved`` (subject and reference: bytes read + written per call, for the
-    memcpy share), ``rate_unit`` (show ``1 / median`` too, e.g. "it/s"), ``note`` (printed
-    under the table) and ``stage_medians_s`` (the subject's stages, printed as a note).
+    memcpy share), ``paired_copy_median_s`` (subject: the median of an ``np.copyto`` of the
+    same bytes timed in its own rounds, the share's yardstick then), ``rate_unit`` (show
+    ``1 / median`` too, e.g. "it/s"), ``note`` (printed under the table) and
+    ``stage_medians_s`` (the subject's stages, printed as a note).
     """
 
     def tag(operation: str, role: str, label: str, *, package: str | None = None, **facts):

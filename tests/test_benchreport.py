@@ -146,6 +146,30 @@ def test_markdown_table_and_printed_table(quick_run) -> None:
     assert "ratio" in stdout and "memcpy share" in stdout and "skipped" in stdout
 
 
+def test_the_capture_subject_times_a_paired_copy_of_its_frame(tmp_path: Path) -> None:
+    """The grab's memcpy share is measured against np.copyto of the same frame in the grab's
+    own rounds (real Xvfb, real grab, real JSON)."""
+    results = tmp_path / "capture.json"
+    test = "benchmarks/bench_capture.py::test_mantis_fast_zero_copy[1080p]"
+    argv = [test, "-q", "-p", "no:cacheprovider", "--benchmark-only"]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", *argv, f"--benchmark-json={results}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    built = report.build(json.loads(results.read_text()))
+    (capture,) = built["operations"]
+    (subject,) = capture["members"]
+    assert capture["memcpy_basis"] == "paired" and subject["bytes_moved"] == 2 * 1920 * 1080 * 4
+    assert 0 < subject["paired_copy_median_s"] < 1 and subject["rounds"] == 60
+    share = subject["paired_copy_median_s"] / subject["median_s"]
+    assert capture["memcpy_fraction"] == pytest.approx(share)
+    assert "alternating with mantis_fast" in report.format_markdown(built)
+
+
 def test_plot_is_written(quick_run) -> None:
     _, out, stdout = quick_run
     pytest.importorskip("matplotlib")
@@ -207,6 +231,22 @@ def test_ratio_memcpy_share_and_the_order_of_members_and_operations(tmp_path: Pa
     pytest.importorskip("matplotlib")
     assert report.write_plot(built, tmp_path / "p.png") == f"plot {tmp_path / 'p.png'}"
     assert (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_a_paired_copy_is_the_yardstick_before_the_reference_row() -> None:
+    paired = [dict(e) for e in CAPTURE]
+    paired[1] = _entry("capture", 0, "subject", "mantis_fast grab", 0.002, bytes_moved=2000,
+                       paired_copy_median_s=0.0016, sequence=0)  # fmt: skip
+    (capture,) = report.build(_results(*paired))["operations"]
+    assert capture["memcpy_basis"] == "paired"
+    assert capture["memcpy_fraction"] == pytest.approx(0.8)  # 1.6 ms copy / 2 ms grab
+    assert capture["members"][3]["ratio"] == pytest.approx(0.5)  # the row itself is unchanged
+    note = "capture: memcpy share against np.copyto of the same frame timed in the same rounds"
+    assert note in report.format_markdown(report.build(_results(*paired)))
+    (alone,) = report.build(_results(*CAPTURE))["operations"]
+    assert alone["memcpy_basis"] == "reference"
+    no_bytes = _entry("capture", 0, "subject", "grab", 0.002, paired_copy_median_s=0.001)
+    assert "memcpy_fraction" not in report.build(_results(no_bytes))["operations"][0]
 
 
 def test_a_skipped_subject_leaves_its_peers_without_ratios(tmp_path: Path) -> None:
