@@ -7,10 +7,8 @@ The 1080p full frame is the report's capture operation (``report_as``).
 
 from __future__ import annotations
 
-import statistics
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -32,28 +30,9 @@ def group(screen: tuple[str, Xvfb], what: str) -> str:
     return f"capture {what} {screen[0]}"
 
 
-ROUNDS = 60
-
-
 def run(benchmark, screen, what: str, fn, setup=None) -> None:
     benchmark.group = group(screen, what)
-    benchmark.pedantic(fn, setup=setup, rounds=ROUNDS, iterations=1, warmup_rounds=5)
-
-
-def paired_copy(src: np.ndarray) -> tuple[Callable[[], None], list[float]]:
-    """``(setup, durations)``: a pedantic ``setup`` that times one ``np.copyto`` of ``src``
-    before each round, so that the memcpy share compares the grab with a copy of the same
-    frame made in the same moments. On these shared VMs the memory bandwidth drifts by 2x from
-    one minute to the next; the separate reference test runs a minute away from the grab."""
-    dst = np.empty_like(src)
-    durations: list[float] = []
-
-    def setup() -> None:
-        start = time.perf_counter()
-        np.copyto(dst, src)
-        durations.append(time.perf_counter() - start)
-
-    return setup, durations
+    benchmark.pedantic(fn, setup=setup, rounds=60, iterations=1, warmup_rounds=5)
 
 
 def report_full_frame(report_as, screen, role: str, label: str, **facts) -> None:
@@ -67,22 +46,19 @@ def frame_bytes(screen) -> int:
     return 2 * width * height * 4
 
 
-def test_mantis_fast_zero_copy(benchmark, report_as, screen) -> None:
+def test_mantis_fast_zero_copy(benchmark, report_as, paired_copy, screen) -> None:
     report_full_frame(
         report_as,
         screen,
         "subject",
         "mantis_fast Capture.grab() (zero-copy)",
-        bytes_moved=frame_bytes(screen),  # the server's copy into the shared segment
+        bytes_moved=frame_bytes(screen),  # one copy of the frame, framebuffer -> owned
     )
     with Capture(screen[1].display) as cap:
-        # The framebuffer the grab reads (a grab's copy on other backends: the same size).
+        # The copy the grab makes, by one np.copyto: from the framebuffer into the grab's own
+        # frame, so both touch the same memory (another backend: from a copy of a grab).
         live = cap.framebuffer_view() if cap.backend == "xvfb-framebuffer" else cap.grab(copy=True)
-        setup, copies = paired_copy(live)
-        run(benchmark, screen, "full frame", cap.grab, setup)
-    tag = benchmark.extra_info.get("report")
-    if tag is not None and benchmark.stats is not None:
-        tag["paired_copy_median_s"] = statistics.median(copies[-ROUNDS:])
+        run(benchmark, screen, "full frame", cap.grab, paired_copy(cap.grab(), live))
 
 
 def test_mantis_fast_copy(benchmark, screen) -> None:

@@ -4,6 +4,8 @@
   ``benchmarks/report.py`` builds from ``--benchmark-json`` (``make bench``). The tag goes into the
   benchmark's ``extra_info["report"]``; a tagged test that then skips (a peer not installed) is
   listed under ``"skipped"`` in the JSON, so the report can show it as skipped.
+* ``paired_copy``: times an ``np.copyto`` of the subject's frame in the subject's own rounds,
+  the yardstick of its memcpy share.
 * ``xdotool_click``: one xdotool process per click, the peer of click dispatch and of the loop.
 * Machine facts for the JSON (usable cores, platform, library versions) and the command.
 * A ratio table per group, printed after pytest-benchmark's own: in each group the fastest
@@ -19,10 +21,13 @@ import os
 import platform
 import shlex
 import shutil
+import statistics
 import subprocess
+import time
 from collections import defaultdict
 from importlib import metadata
 
+import numpy as np
 import pytest
 
 # The operations of the report, in its order. A tag must name one of them.
@@ -84,10 +89,10 @@ def report_as(request: pytest.FixtureRequest, benchmark):
     Call it before anything that may skip. ``package`` (a ``LIBRARIES`` key, a distribution or
     "xdotool") records the peer's version, which replaces ``{version}`` in ``label``. Facts the
     report reads: ``bytes_moved`` (subject and reference: bytes read + written per call, for the
-    memcpy share), ``paired_copy_median_s`` (subject: the median of an ``np.copyto`` of the
-    same bytes timed in its own rounds, the share's yardstick then), ``rate_unit`` (show
-    ``1 / median`` too, e.g. "it/s"), ``note`` (printed under the table) and
-    ``stage_medians_s`` (the subject's stages, printed as a note).
+    memcpy share), ``paired_copy_median_s`` and ``paired_copy_bytes_moved`` (subject: an
+    ``np.copyto`` timed in its own rounds, the share's yardstick then; ``paired_copy``),
+    ``rate_unit`` (show ``1 / median`` too, e.g. "it/s"), ``note`` (printed under the table)
+    and ``stage_medians_s`` (the subject's stages, printed as a note).
     """
 
     def tag(operation: str, role: str, label: str, *, package: str | None = None, **facts):
@@ -102,6 +107,36 @@ def report_as(request: pytest.FixtureRequest, benchmark):
         request.node.stash[_TAG] = info
 
     return tag
+
+
+@pytest.fixture
+def paired_copy(benchmark):
+    """``paired_copy(dst, src)`` -> a ``benchmark.pedantic`` ``setup`` that times one
+    ``np.copyto(dst, src)`` before every round. After the test, the median of the timed rounds'
+    copies goes into the report tag as ``paired_copy_median_s`` (and the bytes it read and
+    wrote as ``paired_copy_bytes_moved``): the memcpy share's yardstick,
+    the copy made in the same moments as the subject. These machines are shared and their
+    memory bandwidth drifts by 2x from one minute to the next, while the separate reference
+    test runs minutes away from its subject."""
+    durations: list[float] = []
+    copied: list[int] = []
+
+    def make(dst, src):
+        copied.append(2 * src.nbytes)  # read + written
+
+        def setup() -> None:
+            start = time.perf_counter()
+            np.copyto(dst, src)
+            durations.append(time.perf_counter() - start)
+
+        return setup
+
+    yield make
+    tag = benchmark.extra_info.get("report")
+    if durations and tag is not None and benchmark.stats is not None:
+        rounds = benchmark.stats.stats.rounds  # the warmup rounds' copies come first
+        tag["paired_copy_median_s"] = statistics.median(durations[-rounds:])
+        tag["paired_copy_bytes_moved"] = copied[-1]
 
 
 @pytest.fixture(params=["click 1", "click --delay 1 1"])

@@ -18,7 +18,8 @@ JSON's ``"skipped"`` and shown as skipped. It writes into ``--out``:
 and prints the table. A ratio is ``peer median / mantis_fast median``: above 1, mantis_fast is
 that many times faster. The memcpy share is the bytes mantis_fast reads + writes per second over
 the rate ``np.copyto`` moves them (1.00 = as fast as a memcpy): the rate of the copy the subject
-timed in its own rounds (fact ``paired_copy_median_s``) when it has one, else the reference's.
+timed in its own rounds (facts ``paired_copy_median_s``, ``paired_copy_bytes_moved``) when it has
+one, else the reference's.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def _operation(title: str, members: list[dict[str, Any]]) -> dict[str, Any]:
     if "bytes_moved" not in subject:
         return op
     reference = next((m for m in members if m["role"] == "reference" and "median_s" in m), None)
-    if "paired_copy_median_s" in subject:  # the same bytes copied in the subject's own rounds
-        copy_rate = subject["bytes_moved"] / subject["paired_copy_median_s"]
+    if {"paired_copy_median_s", "paired_copy_bytes_moved"} <= subject.keys():  # own rounds
+        copy_rate = subject["paired_copy_bytes_moved"] / subject["paired_copy_median_s"]
         op["memcpy_basis"] = "paired"
     elif reference is not None and "bytes_moved" in reference:
         copy_rate = reference["bytes_moved"] / reference["median_s"]

@@ -109,8 +109,10 @@ def test_json_report_shape_and_ratio_arithmetic(quick_run) -> None:
             assert member["rounds"] == raw["rounds"] >= 3 and member["median_s"] > 0
             if member is not subject:
                 assert member["ratio"] == pytest.approx(raw["median"] / subject["median_s"])
-    reference, subject = resize["members"][3], resize["members"][0]
-    copy_rate = 2 * 1920 * 1080 * 4 / reference["median_s"]
+    subject = resize["members"][0]  # its yardstick: a copy of its frame in its own rounds
+    assert resize["memcpy_basis"] == "paired" and subject["rounds"] == 200
+    assert subject["paired_copy_bytes_moved"] == 2 * 1920 * 1080 * 4
+    copy_rate = subject["paired_copy_bytes_moved"] / subject["paired_copy_median_s"]
     rate = (1920 * 1080 * 4 + 1280 * 720 * 3) / subject["median_s"]
     assert resize["memcpy_fraction"] == pytest.approx(rate / copy_rate)
     assert 0 < resize["memcpy_fraction"] < 10 and "memcpy_fraction" not in scale
@@ -163,7 +165,8 @@ def test_the_capture_subject_times_a_paired_copy_of_its_frame(tmp_path: Path) ->
     built = report.build(json.loads(results.read_text()))
     (capture,) = built["operations"]
     (subject,) = capture["members"]
-    assert capture["memcpy_basis"] == "paired" and subject["bytes_moved"] == 2 * 1920 * 1080 * 4
+    assert capture["memcpy_basis"] == "paired"
+    assert subject["bytes_moved"] == subject["paired_copy_bytes_moved"] == 2 * 1920 * 1080 * 4
     assert 0 < subject["paired_copy_median_s"] < 1 and subject["rounds"] == 60
     share = subject["paired_copy_median_s"] / subject["median_s"]
     assert capture["memcpy_fraction"] == pytest.approx(share)
@@ -236,16 +239,18 @@ def test_ratio_memcpy_share_and_the_order_of_members_and_operations(tmp_path: Pa
 def test_a_paired_copy_is_the_yardstick_before_the_reference_row() -> None:
     paired = [dict(e) for e in CAPTURE]
     paired[1] = _entry("capture", 0, "subject", "mantis_fast grab", 0.002, bytes_moved=2000,
-                       paired_copy_median_s=0.0016, sequence=0)  # fmt: skip
+                       paired_copy_median_s=0.0032, paired_copy_bytes_moved=4000,
+                       sequence=0)  # fmt: skip
     (capture,) = report.build(_results(*paired))["operations"]
     assert capture["memcpy_basis"] == "paired"
-    assert capture["memcpy_fraction"] == pytest.approx(0.8)  # 1.6 ms copy / 2 ms grab
+    assert capture["memcpy_fraction"] == pytest.approx(0.8)  # 1 MB/s of 1.25 MB/s
     assert capture["members"][3]["ratio"] == pytest.approx(0.5)  # the row itself is unchanged
     note = "capture: memcpy share against np.copyto of the same frame timed in the same rounds"
     assert note in report.format_markdown(report.build(_results(*paired)))
     (alone,) = report.build(_results(*CAPTURE))["operations"]
     assert alone["memcpy_basis"] == "reference"
-    no_bytes = _entry("capture", 0, "subject", "grab", 0.002, paired_copy_median_s=0.001)
+    no_bytes = _entry("capture", 0, "subject", "grab", 0.002, paired_copy_median_s=0.001,
+                      paired_copy_bytes_moved=4000)  # fmt: skip
     assert "memcpy_fraction" not in report.build(_results(no_bytes))["operations"][0]
 
 
