@@ -61,6 +61,9 @@ LIBRARIES = {
     "pytest-benchmark": ("pytest-benchmark",),
 }
 
+#: ``paired_copy`` times its copies in blocks of this many, one block every this many rounds.
+PAIRED_BLOCK = 10
+
 _TAG = pytest.StashKey[dict]()
 _SKIPPED = pytest.StashKey[list]()
 _SEQUENCE = itertools.count()  # members keep the order they were tagged in, skipped ones too
@@ -111,31 +114,38 @@ def report_as(request: pytest.FixtureRequest, benchmark):
 
 @pytest.fixture
 def paired_copy(benchmark):
-    """``paired_copy(dst, src)`` -> a ``benchmark.pedantic`` ``setup`` that times one
-    ``np.copyto(dst, src)`` before every round. After the test, the median of the timed rounds'
-    copies goes into the report tag as ``paired_copy_median_s`` (and the bytes it read and
-    wrote as ``paired_copy_bytes_moved``): the memcpy share's yardstick,
-    the copy made in the same moments as the subject. These machines are shared and their
-    memory bandwidth drifts by 2x from one minute to the next, while the separate reference
-    test runs minutes away from its subject."""
-    durations: list[float] = []
+    """``paired_copy(dst, src)`` -> a ``benchmark.pedantic`` ``setup`` that, before every
+    ``PAIRED_BLOCK``-th round, times ``PAIRED_BLOCK`` copies ``np.copyto(dst, src)``. After the
+    test, the median of the copies made among the timed rounds goes into the report tag as
+    ``paired_copy_median_s`` (and the bytes one copy reads and writes as
+    ``paired_copy_bytes_moved``): the memcpy share's yardstick, timed in the same minute as the
+    subject. These machines are shared and their memory bandwidth drifts by 2x from one minute
+    to the next, while the separate reference test runs minutes away from its subject. Blocks
+    rather than one copy per round: a copy and a grab alternating one by one slow each other
+    down (each evicts what the other had in cache), blocks run as each runs alone."""
+    calls: list[list[float]] = []  # per setup call (warmup rounds first), the copies it timed
     copied: list[int] = []
 
     def make(dst, src):
         copied.append(2 * src.nbytes)  # read + written
 
         def setup() -> None:
-            start = time.perf_counter()
-            np.copyto(dst, src)
-            durations.append(time.perf_counter() - start)
+            timed = []
+            if len(calls) % PAIRED_BLOCK == 0:
+                for _ in range(PAIRED_BLOCK):
+                    start = time.perf_counter()
+                    np.copyto(dst, src)
+                    timed.append(time.perf_counter() - start)
+            calls.append(timed)
 
         return setup
 
     yield make
     tag = benchmark.extra_info.get("report")
-    if durations and tag is not None and benchmark.stats is not None:
-        rounds = benchmark.stats.stats.rounds  # the warmup rounds' copies come first
-        tag["paired_copy_median_s"] = statistics.median(durations[-rounds:])
+    if calls and tag is not None and benchmark.stats is not None:
+        rounds = benchmark.stats.stats.rounds
+        durations = [d for timed in calls[-rounds:] for d in timed]
+        tag["paired_copy_median_s"] = statistics.median(durations)
         tag["paired_copy_bytes_moved"] = copied[-1]
 
 

@@ -179,8 +179,8 @@ def _notes(report: dict[str, Any]) -> list[str]:
         if op.get("memcpy_basis") == "paired":
             subject = next(m for m in op["members"] if m["role"] == "subject")
             notes.append(
-                f"{op['title']}: memcpy share against np.copyto of the same frame timed in the "
-                f"same rounds, alternating with mantis_fast (median "
+                f"{op['title']}: memcpy share against np.copyto of the same frame timed in "
+                f"blocks between mantis_fast's rounds (median "
                 f"{format_time(subject['paired_copy_median_s'])}); the reference row ran alone"
             )
         notes += [f"{op['title']}: {note}" for note in op.get("notes", [])]

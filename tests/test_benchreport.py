@@ -170,7 +170,7 @@ def test_the_capture_subject_times_a_paired_copy_of_its_frame(tmp_path: Path) ->
     assert 0 < subject["paired_copy_median_s"] < 1 and subject["rounds"] == 60
     share = subject["paired_copy_median_s"] / subject["median_s"]
     assert capture["memcpy_fraction"] == pytest.approx(share)
-    assert "alternating with mantis_fast" in report.format_markdown(built)
+    assert "timed in blocks between mantis_fast's rounds" in report.format_markdown(built)
 
 
 def test_plot_is_written(quick_run) -> None:
@@ -245,7 +245,7 @@ def test_a_paired_copy_is_the_yardstick_before_the_reference_row() -> None:
     assert capture["memcpy_basis"] == "paired"
     assert capture["memcpy_fraction"] == pytest.approx(0.8)  # 1 MB/s of 1.25 MB/s
     assert capture["members"][3]["ratio"] == pytest.approx(0.5)  # the row itself is unchanged
-    note = "capture: memcpy share against np.copyto of the same frame timed in the same rounds"
+    note = "capture: memcpy share against np.copyto of the same frame timed in blocks between"
     assert note in report.format_markdown(report.build(_results(*paired)))
     (alone,) = report.build(_results(*CAPTURE))["operations"]
     assert alone["memcpy_basis"] == "reference"
