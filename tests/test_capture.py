@@ -95,6 +95,35 @@ def test_grab_bytes_is_the_grab_as_packed_rows(xvfb: Xvfb, region, transport) ->
 
 
 @pytest.mark.parametrize(
+    "transport",
+    [{}, {"framebuffer": False}, {"use_shm": False, "framebuffer": False}, {"track_damage": True}],
+    ids=["framebuffer", "xshm", "getimage", "damage"],
+)
+@pytest.mark.parametrize("region", [None, (0, 0, 1, 1), (1, 2, 3, 4), (100, 900, 1820, 180)])
+def test_an_owned_grab_is_the_view_copied_once(
+    xvfb: Xvfb, painted: np.ndarray, region, transport
+) -> None:
+    """``grab(copy=True)`` fills a new array straight from the screen (the framebuffer) or
+    from the transport's frame: the same pixels as the view, in memory of its own."""
+    x, y, w, h = region or (0, 0, 1920, 1080)
+    with Capture(xvfb.display, **transport) as cap:
+        owned = cap.grab(region, copy=True)
+        view = cap.grab(region)
+        assert owned.shape == (h, w, 4) and owned.flags.c_contiguous and owned.flags.owndata
+        assert not np.shares_memory(owned, view)
+        np.testing.assert_array_equal(owned, view)
+        if y >= 100:  # below the text line: the painted pattern itself
+            np.testing.assert_array_equal(owned[:, :, :3], painted[y : y + h, x : x + w, :3])
+        before = owned.copy()
+        paint_root(xvfb.display, np.full((h, w, 4), 7, np.uint8), x, y)
+        assert (cap.grab(region)[:, :, :3] == 7).all()  # the view moved on, the copy did not
+        np.testing.assert_array_equal(owned, before)
+        paint_root(xvfb.display, painted[y : y + h, x : x + w].copy(), x, y)
+        if region is None:  # the text too
+            draw_text(xvfb.display, 40, 60, "mantis_fast: exact pixels 0123456789")
+
+
+@pytest.mark.parametrize(
     ("region", "match"),
     [
         ((-1, 0, 10, 10), "outside the screen bounds \\(0, 0, 1920, 1080\\)"),

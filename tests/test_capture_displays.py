@@ -514,12 +514,12 @@ def before_the_first_grab(cap: Capture, change: Callable[[], None]) -> list:
     real_grab = cap._grab_locked
     calls = []
 
-    def grab(region, as_bytes=False):
+    def grab(region, owned=None):
         calls.append(region)
         if len(calls) == 1:
             change()
             cap._x.sync()  # what the change's events say is on its way before the grab's reply
-        return real_grab(region, as_bytes)
+        return real_grab(region, owned)
 
     cap._grab_locked = grab
     return calls

@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels import _memcopy
-from mantis_fast.pixels.memcopy import PARALLEL_MIN_BYTES, auto_threads, copy_frame, packed_bytes
+from mantis_fast.pixels.memcopy import (
+    PARALLEL_MIN_BYTES,
+    auto_threads,
+    copy_frame,
+    owned_copy,
+    packed_bytes,
+)
 
 
 def random_image(shape, seed=0) -> np.ndarray:
@@ -134,6 +140,42 @@ def test_packed_bytes_are_tobytes(height, width, top, left, pad, channels, threa
     data = packed_bytes(crop, threads=threads)
     assert type(data) is bytearray and data == crop.tobytes()
     assert not np.shares_memory(np.frombuffer(data, np.uint8), parent)
+
+
+@given(
+    st.integers(0, 40),
+    st.integers(0, 40),
+    st.integers(0, 8),
+    st.integers(0, 8),
+    st.integers(0, 8),
+    st.sampled_from([1, 3, 4]),
+    st.sampled_from([None, 1, 2, 3]),
+)
+def test_owned_copy_is_a_contiguous_copy(height, width, top, left, pad, channels, threads) -> None:
+    parent = np.random.default_rng(height * width + 1).integers(
+        0, 256, (top + height + pad, left + width + pad, channels), dtype=np.uint8
+    )
+    crop = parent[top : top + height, left : left + width]
+    out = owned_copy(crop, threads=threads)
+    assert out.shape == crop.shape and out.dtype == np.uint8 and out.flags.c_contiguous
+    assert out.flags.owndata and not np.shares_memory(out, parent)
+    np.testing.assert_array_equal(out, np.array(crop))  # numpy's own copy as the reference
+
+
+def test_owned_copy_of_a_frame_and_of_bad_images() -> None:
+    frame = np.random.default_rng(3).integers(0, 256, (1080, 1920, 4), dtype=np.uint8)
+    assert auto_threads(frame.nbytes) >= 1
+    np.testing.assert_array_equal(owned_copy(frame), frame)  # the multi-threaded size
+    np.testing.assert_array_equal(owned_copy(frame[::-1]), frame[::-1])  # negative row stride
+    assert owned_copy(np.zeros((2, 2), np.uint8)[:, :0]).shape == (2, 0)
+    with pytest.raises(InvalidInputError, match="uint8"):
+        owned_copy(np.zeros((2, 2), np.float32))
+    with pytest.raises(InvalidInputError, match="uint8"):
+        owned_copy([[1, 2]])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="contiguous rows"):
+        owned_copy(np.zeros((4, 4, 4), np.uint8)[:, ::2])
+    with pytest.raises(InvalidInputError, match="threads"):
+        owned_copy(np.zeros((2, 2), np.uint8), threads=0)
 
 
 def test_packed_bytes_of_empty_and_bad_images() -> None:

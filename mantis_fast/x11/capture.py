@@ -29,7 +29,7 @@ import select
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from Xlib import X
@@ -43,7 +43,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.geometry.displays import Display
 from mantis_fast.geometry.displays import _resolve as resolve_display_at
-from mantis_fast.pixels.memcopy import packed_bytes
+from mantis_fast.pixels.memcopy import owned_copy, packed_bytes
 from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
 from mantis_fast.x11.cursor import CursorImage, XFixesUnavailable, read_cursor, xfixes_version
@@ -76,6 +76,9 @@ __all__ = [
 
 Region = tuple[int, int, int, int]
 _Bands = tuple[tuple[int, int], ...]  # (top, rows) row bands
+# The transport method behind each ``_grab_locked(owned=)``: a view of the frame, or the pixels
+# copied once, straight from the screen, into a new bytearray or array.
+_FETCH = {None: "fetch", "bytes": "fetch_bytes", "array": "fetch_array"}
 Transport = FramebufferTransport | ShmTransport | GetImageTransport
 # Refreshing more than this fraction of the rows costs about what one full grab does.
 _FULL_REFRESH_FRACTION = 0.6
@@ -282,11 +285,11 @@ class Capture(XClient):
         with self._lock:
             self._check_open()
             try:
-                frame, where, bands = self._grab_locked(region)
+                frame, where, bands = self._grab_locked(region, "array" if copy else None)
             except GONE as exc:  # a plain try costs nothing; a context manager ~2 us a grab
                 raise self._lost(exc) from None
             self._change = (self._change[0] + 1, where, bands)
-            return frame.copy() if copy else frame
+            return frame
 
     def grab_bytes(self, region: Sequence[int] | None = None) -> bytearray:
         """``grab(region)``'s pixels as a new ``bytearray`` of packed BGRA rows (what an mss
@@ -295,11 +298,11 @@ class Capture(XClient):
         with self._lock:
             self._check_open()
             try:
-                pixels, where, bands = self._grab_locked(region, as_bytes=True)
+                pixels, where, bands = self._grab_locked(region, "bytes")
             except GONE as exc:
                 raise self._lost(exc) from None
             self._change = (self._change[0] + 1, where, bands)
-            return pixels if isinstance(pixels, bytearray) else packed_bytes(pixels)
+            return pixels
 
     @property
     def grabs(self) -> int:
@@ -453,15 +456,17 @@ class Capture(XClient):
         )
 
     def _grab_locked(
-        self, region: Sequence[int] | None, as_bytes: bool = False
+        self, region: Sequence[int] | None, owned: Literal["array", "bytes"] | None = None
     ) -> tuple[Any, Region, _Bands | None]:
         """The frame (or region), the region, and the row bands copied (None: all, unknown).
-        ``as_bytes``: the pixels as a new bytearray where the transport copies straight into
-        one (else the frame view, as without)."""
+        ``owned``: the pixels as a new array or bytearray, which the transport fills straight
+        from the screen where it can (else the frame view)."""
+
+        method = _FETCH[owned]
 
         def fetch(x: int, y: int, width: int, height: int) -> Any:
-            transport = self._transport  # looked up each time: a resize may replace it
-            return (transport.fetch_bytes if as_bytes else transport.fetch)(x, y, width, height)
+            # The transport looked up each time: a resize may replace it.
+            return getattr(self._transport, method)(x, y, width, height)
 
         if self._damage is not None:
             read_available(self._x)  # a non-blocking read: damage events, no round trip
@@ -477,6 +482,8 @@ class Capture(XClient):
                 self._damage.mark_all(self._width, self._height)
                 raise
             frame = self._transport.frame[y : y + height, x : x + width]
+            if owned is not None:
+                frame = owned_copy(frame) if owned == "array" else packed_bytes(frame)
             return frame, (x, y, width, height), tuple(sorted(bands))
         try:
             frame = fetch(x, y, width, height)
@@ -616,7 +623,7 @@ class Capture(XClient):
     def _settle_by_frames(self, timeout: float, quiet: float) -> Settled:
         start = time.monotonic()
         poll = min(max(quiet / 4, 0.005), 0.05)
-        previous = self._grab_locked(None)[0].copy()
+        previous = self._grab_locked(None, "array")[0]
         last_change, changes = start, 0
         while True:
             now = time.monotonic()
@@ -627,7 +634,7 @@ class Capture(XClient):
             time.sleep(min(poll, max(0.0, start + timeout - now)))
             current = self._grab_locked(None)[0]
             if current.shape != previous.shape or not np.array_equal(current, previous):
-                previous = current.copy()
+                previous = owned_copy(current)
                 last_change, changes = time.monotonic(), changes + 1
 
     # -- resize and events ------------------------------------------------------------------

@@ -325,9 +325,9 @@ def read_available(xdisplay: XDisplay) -> None:
     # which costs more than the rest of a damage-tracked grab of an unchanged screen. A byte
     # of a half-received event makes the socket readable again when the rest comes. (After a
     # close the queue is None and the socket gone: python-xlib raises as it should.)
-    if protocol.request_queue == [] and protocol.data_send == b"":
-        if not select.select([protocol.socket], [], [], 0)[0]:
-            return
+    idle = protocol.request_queue == [] and protocol.data_send == b""
+    if idle and not select.select([protocol.socket], [], [], 0)[0]:
+        return
     protocol.send_recv_lock.acquire()
     protocol.send_and_recv(recv=True)  # raises ConnectionClosedError if the server is gone
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mantis_fast.geometry.displays import Display
+from mantis_fast.pixels.memcopy import owned_copy
 from mantis_fast.x11.regions import checked_region
 
 __all__ = [
@@ -119,4 +120,4 @@ def slice_display(
     left, top = display.origin
     clip = (x - left, y - top, width, height)
     changed = None if bands is None else rows_within(bands, y, height)
-    return DisplayGrab(display, image.copy() if copy else image, asked, clip, visible, changed)
+    return DisplayGrab(display, owned_copy(image) if copy else image, asked, clip, visible, changed)

@@ -29,7 +29,7 @@ import numpy as np
 from Xlib.error import ConnectionClosedError
 from Xlib.protocol import request as xrequest
 
-from mantis_fast.pixels.memcopy import copy_frame, packed_bytes
+from mantis_fast.pixels.memcopy import copy_frame, owned_copy, packed_bytes
 from mantis_fast.x11 import wire
 from mantis_fast.x11._shm import ReadOnlySegment
 from mantis_fast.x11.xvfb import started_framebuffer
@@ -334,6 +334,13 @@ class FramebufferTransport:
         mss ``ScreenShot`` holds: ``fetch`` and then ``bytearray`` would copy twice)."""
         box: list[bytearray] = []
         self.held(lambda: box.append(packed_bytes(self.live[y : y + height, x : x + width])))
+        return box[0]
+
+    def fetch_array(self, x: int, y: int, width: int, height: int) -> np.ndarray:
+        """The rectangle as a new array, copied once straight from the framebuffer (``fetch``
+        and then a copy would copy twice)."""
+        box: list[np.ndarray] = []
+        self.held(lambda: box.append(owned_copy(self.live[y : y + height, x : x + width])))
         return box[0]
 
     def refresh_rows(self, top: int, rows: int) -> None:

@@ -15,7 +15,7 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.protocol import request as xrequest
 
-from mantis_fast.pixels.memcopy import packed_bytes
+from mantis_fast.pixels.memcopy import owned_copy, packed_bytes
 from mantis_fast.x11 import mitshm, wire
 from mantis_fast.x11._shm import SharedSegment
 from mantis_fast.x11.connection import XTimeoutError, wait_reply
@@ -86,6 +86,9 @@ class ShmTransport:
     def fetch_bytes(self, x: int, y: int, width: int, height: int) -> bytearray:
         return packed_bytes(self.fetch(x, y, width, height))
 
+    def fetch_array(self, x: int, y: int, width: int, height: int) -> np.ndarray:
+        return owned_copy(self.fetch(x, y, width, height))
+
     def refresh_rows(self, top: int, rows: int) -> None:
         self._get_image(0, top, self._width, rows, top * self._width * 4)
 
@@ -154,6 +157,11 @@ class GetImageTransport:
 
     def fetch_bytes(self, x: int, y: int, width: int, height: int) -> bytearray:
         return packed_bytes(self.fetch(x, y, width, height))
+
+    def fetch_array(self, x: int, y: int, width: int, height: int) -> np.ndarray:
+        target = np.empty((height, width, 4), np.uint8)
+        self._get_into(target, x, y)
+        return target
 
     def refresh_rows(self, top: int, rows: int) -> None:
         self._get_into(self.frame[top : top + rows], 0, top)
