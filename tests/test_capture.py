@@ -279,6 +279,43 @@ def test_threads_each_with_own_capture_and_one_shared(xvfb: Xvfb, painted: np.nd
     assert not errors, errors
 
 
+@pytest.mark.parametrize(
+    "transport",
+    [{}, {"framebuffer": False}, {"track_damage": True}],
+    ids=["framebuffer", "xshm", "damage"],
+)
+def test_close_while_other_threads_grab(xvfb: Xvfb, transport) -> None:
+    """``close()`` waits for a grab in progress on another thread; grabs after it raise the
+    documented "closed" error, never an error from half-released state."""
+
+    def grab_until_closed(cap: Capture, started: threading.Barrier, errors: list) -> None:
+        started.wait()
+        try:
+            while True:
+                cap.grab(copy=True)
+                cap.grab((10, 10, 64, 64))
+        except CaptureError as exc:
+            if "closed" not in str(exc):
+                errors.append(exc)
+        except BaseException as exc:
+            errors.append(exc)
+
+    for _ in range(5):
+        cap = Capture(xvfb.display, **transport)
+        started, errors = threading.Barrier(3), []
+        work = (cap, started, errors)
+        threads = [threading.Thread(target=grab_until_closed, args=work) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        started.wait()
+        time.sleep(0.02)
+        cap.close()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert not any(thread.is_alive() for thread in threads)
+        assert not errors, errors
+
+
 def test_killed_server_gives_capture_error_not_a_hang() -> None:
     server = Xvfb(size=(320, 240)).start()
     cap = Capture(server.display, timeout=2.0)

@@ -676,6 +676,14 @@ class Capture(XClient):
             self._damage.mark_all(width, height)
 
     # -- lifecycle --------------------------------------------------------------------------
+    def close(self) -> None:
+        """Destroy the damage object, detach the segment and close the connection
+        (idempotent). A call in progress on another thread (a grab, bounded by ``timeout``; a
+        ``wait_until_stable``, by its own) finishes first; calls after it raise
+        ``CaptureError``."""
+        with self._lock:
+            super().close()
+
     def _drop(self) -> None:
         if self._transport is not None:
             self._transport.abandon()
