@@ -18,7 +18,12 @@ import pytest
 from Xlib.display import Display as XDisplay
 
 from mantis_fast.errors import CaptureError, ConnectionLostError
-from mantis_fast.x11._shm import ReadOnlySegment, segment_info, set_segment_mode
+from mantis_fast.x11._shm import (
+    ReadOnlySegment,
+    mark_segment_removed,
+    segment_info,
+    set_segment_mode,
+)
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.framebuffer import (
     FramebufferUnavailable,
@@ -286,6 +291,15 @@ class UserXvfb:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=10)
+        # Xvfb leaves its -shmem framebuffer behind when it exits (mf.Xvfb marks it for
+        # removal at start): remove it, as its user would have to.
+        with open("/proc/sysvipc/shm") as table:
+            header, *rows = table.read().splitlines()
+        shmid, cpid = (header.split().index(k) for k in ("shmid", "cpid"))
+        for row in rows:
+            fields = row.split()
+            if int(fields[cpid]) == self.process.pid:
+                mark_segment_removed(int(fields[shmid]))
 
 
 def test_user_started_shmem_xvfb_is_found_through_its_lock_file() -> None:

@@ -7,6 +7,7 @@ process and no SysV segment behind."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import threading
@@ -23,6 +24,7 @@ from mantis_fast.gym import DESKTOP_ID, ClickTarget, DesktopVectorEnv, make_vec
 from mantis_fast.gym.policies import click_red_targets, random_pointer
 from mantis_fast.gym.vector import DesktopProcess, WorkerDiedError, WorkerTimeoutError
 from mantis_fast.pixels.image import resize
+from mantis_fast.x11._shm import mark_segment_removed
 
 N = 4
 VIEWPORT = (640, 360)
@@ -35,6 +37,8 @@ TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 # fast on a busy machine: a dead pid's segments may be another process's.)
 seen: set[DesktopProcess] = set()
 seen_segments: set[int] = set()
+MODULE_STARTED = int(time.time())
+LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def remember(envs: DesktopVectorEnv) -> tuple[tuple[DesktopProcess, ...], ...]:
@@ -42,17 +46,31 @@ def remember(envs: DesktopVectorEnv) -> tuple[tuple[DesktopProcess, ...], ...]:
     seen.update(process for env in processes for process in env)
     living = {p.pid for env in processes for p in env if p.alive()}
     living.update(worker.pid for worker in envs.processes if worker.is_alive())
-    seen_segments.update(shmid for shmid, creator in segments().items() if creator in living)
+    seen_segments.update(
+        shmid
+        for shmid, (creator, changed) in segments_with_times().items()
+        if creator in living and changed >= MODULE_STARTED  # not a reused pid's old segment
+    )
     return processes
 
 
-def segments() -> dict[int, int]:
-    """shmid -> creator pid of every SysV shared-memory segment (/proc/sysvipc/shm)."""
+def segments_with_times() -> dict[int, tuple[int, int]]:
+    """shmid -> (creator pid, last change in epoch seconds) of every SysV shared-memory
+    segment (/proc/sysvipc/shm)."""
     with open("/proc/sysvipc/shm") as table:
         header, *rows = table.read().splitlines()
     columns = header.split()
-    shmid, cpid = columns.index("shmid"), columns.index("cpid")
-    return {int(row.split()[shmid]): int(row.split()[cpid]) for row in rows}
+    shmid, cpid, ctime = (columns.index(k) for k in ("shmid", "cpid", "ctime"))
+    found = {}
+    for row in rows:
+        fields = row.split()
+        found[int(fields[shmid])] = (int(fields[cpid]), int(fields[ctime]))
+    return found
+
+
+def segments() -> dict[int, int]:
+    """shmid -> creator pid of every SysV shared-memory segment."""
+    return {shmid: creator for shmid, (creator, _) in segments_with_times().items()}
 
 
 def start_ticks(pid: int) -> int | None:
@@ -267,6 +285,37 @@ def test_bad_arguments() -> None:
         random_pointer(np.zeros((2, 4, 4, 3), np.uint8), gymnasium.spaces.Discrete(2))
 
 
+class SegmentLeftBehind(gymnasium.Env):
+    """A worker's env that creates a SysV segment and never marks it for removal: what a
+    capture stopped between creating its segment and the server attaching it leaves."""
+
+    observation_space = gymnasium.spaces.Box(0, 1, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self) -> None:
+        self.shmid = LIBC.shmget(0, 4096, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+        assert self.shmid >= 0, os.strerror(ctypes.get_errno())
+
+    def close(self) -> None:  # what a worker that is not stopped does
+        mark_segment_removed(self.shmid)
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+def test_close_frees_the_segments_a_stopped_worker_left_behind() -> None:
+    envs = DesktopVectorEnv([SegmentLeftBehind] * 2, timeout=30.0)
+    workers = {process.pid for process in envs.processes}
+    envs.reset()
+    created = {shmid for shmid, creator in segments().items() if creator in workers}
+    assert len(created) == 2
+    envs.close(terminate=True)  # the workers run no cleanup of their own
+    assert not created & set(segments())
+
+
 def test_close_leaves_no_process_or_segment_behind(envs: DesktopVectorEnv) -> None:
     remember(envs)
     workers = {process.pid: start_ticks(process.pid) for process in envs.processes}
@@ -274,4 +323,5 @@ def test_close_leaves_no_process_or_segment_behind(envs: DesktopVectorEnv) -> No
     envs.close()
     assert not any(p.alive() for p in seen), [p for p in seen if p.alive()]
     assert not any(start_ticks(pid) == started for pid, started in workers.items())
-    assert not seen_segments & set(segments())
+    left = {shmid: creator for shmid, creator in segments().items() if shmid in seen_segments}
+    assert not left, f"segments left (shmid: creator pid): {left}"

@@ -131,7 +131,8 @@ def _children(pid: int) -> list[DesktopProcess]:
 
 
 def _stop(processes: Sequence[DesktopProcess], grace_s: float = 5.0) -> None:
-    """SIGTERM (Xvfb then removes its framebuffer segment), then SIGKILL what is left."""
+    """SIGTERM, then SIGKILL what is left (``mf.Xvfb`` marked its framebuffer segment for
+    removal when it started: the segment goes with the server)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         living = [process for process in processes if process.alive()]
         for process in living:
@@ -142,10 +143,12 @@ def _stop(processes: Sequence[DesktopProcess], grace_s: float = 5.0) -> None:
             time.sleep(0.02)
 
 
-def _remove_orphan_segments(creators: set[int]) -> None:
-    """Remove the SysV segments that dead processes of ours created and nobody has attached:
-    an Xvfb killed outright (SIGKILL, the OOM killer) leaves its ``-shmem`` framebuffer behind,
-    a few MB per desktop that nothing would ever free."""
+def _remove_orphan_segments(creators: set[int], since: float) -> None:
+    """Remove the private SysV segments that dead processes of ours created (or changed) at or
+    after ``since`` (epoch seconds) and nobody has attached: a worker stopped before its
+    capture marked its segment for removal, or an Xvfb killed before we marked its ``-shmem``
+    framebuffer, would leave a few MB that nothing ever frees. The key and the time keep a
+    reused pid from costing another program its segment."""
     if not creators:
         return
     try:
@@ -154,10 +157,17 @@ def _remove_orphan_segments(creators: set[int]) -> None:
     except (OSError, ValueError):
         return
     columns = header.split()
-    shmid_at, cpid_at, nattch_at = (columns.index(k) for k in ("shmid", "cpid", "nattch"))
+    key_at, shmid_at, cpid_at, nattch_at, ctime_at = (
+        columns.index(k) for k in ("key", "shmid", "cpid", "nattch", "ctime")
+    )
     for row in rows:
         fields = row.split()
-        if int(fields[cpid_at]) in creators and fields[nattch_at] == "0":
+        if (
+            int(fields[cpid_at]) in creators
+            and fields[nattch_at] == "0"
+            and fields[key_at] == "0"  # IPC_PRIVATE: reachable by id only
+            and int(fields[ctime_at]) >= int(since)
+        ):
             _libc.shmctl(int(fields[shmid_at]), _IPC_RMID, None)
 
 
@@ -179,6 +189,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
 
     def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], *, timeout: float, **kw):
         self.timeout = timeout
+        self._created_at = time.time()  # segments older than the env are not its workers'
         self._desktop_processes: list[list[DesktopProcess]] = [[] for _ in env_fns]
         self._done = np.zeros(len(env_fns), bool)
         super().__init__(env_fns, **kw)
@@ -198,7 +209,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
                 before = self._desktop_processes[index]
                 self._desktop_processes[index] = _children(process.pid)
                 gone.update(old.pid for old in before if not old.alive())
-        _remove_orphan_segments(gone)
+        _remove_orphan_segments(gone, self._created_at)
 
     # -- bounded waits ---------------------------------------------------------------------
     def reset_async(self, *args: Any, **kwargs: Any) -> None:
@@ -335,10 +346,14 @@ class DesktopVectorEnv(AsyncVectorEnv):
             if process.is_alive():  # stopped (SIGSTOP) or stuck where SIGTERM cannot reach
                 process.kill()
                 process.join()
-        # A worker that was terminated or killed ran no cleanup: stop what it left behind.
+        # A worker that was terminated or killed ran no cleanup: stop what it left behind,
+        # and free the segments nobody holds any more: its desktops' framebuffers and its own
+        # (a capture's segment is marked for removal once the server attached it: a worker
+        # stopped in between leaves it behind).
         left = [process for processes in self._desktop_processes for process in processes]
         _stop(left)
-        _remove_orphan_segments({process.pid for process in left})
+        workers = {process.pid for process in self.processes if process.pid is not None}
+        _remove_orphan_segments({process.pid for process in left} | workers, self._created_at)
 
 
 def _exit_reason(exitcode: int | None) -> str:
