@@ -32,6 +32,7 @@ from mantis_fast.x11.framebuffer import (
     parse_xwd_header,
 )
 from mantis_fast.x11.xvfb import Xvfb
+from tests.sysv import segments
 from tests.test_damage import Drawer
 from tests.xpaint import paint_root, test_pattern
 
@@ -293,13 +294,9 @@ class UserXvfb:
             self.process.wait(timeout=10)
         # Xvfb leaves its -shmem framebuffer behind when it exits (mf.Xvfb marks it for
         # removal at start): remove it, as its user would have to.
-        with open("/proc/sysvipc/shm") as table:
-            header, *rows = table.read().splitlines()
-        shmid, cpid = (header.split().index(k) for k in ("shmid", "cpid"))
-        for row in rows:
-            fields = row.split()
-            if int(fields[cpid]) == self.process.pid:
-                mark_segment_removed(int(fields[shmid]))
+        for shmid, creator in segments().items():
+            if creator == self.process.pid:
+                mark_segment_removed(shmid)
 
 
 def test_user_started_shmem_xvfb_is_found_through_its_lock_file() -> None:

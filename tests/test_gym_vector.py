@@ -25,6 +25,7 @@ from mantis_fast.gym.policies import click_red_targets, random_pointer
 from mantis_fast.gym.vector import DesktopProcess, WorkerDiedError, WorkerTimeoutError
 from mantis_fast.pixels.image import resize
 from mantis_fast.x11._shm import mark_segment_removed
+from tests.sysv import segments, segments_with_times
 
 N = 4
 VIEWPORT = (640, 360)
@@ -52,25 +53,6 @@ def remember(envs: DesktopVectorEnv) -> tuple[tuple[DesktopProcess, ...], ...]:
         if creator in living and changed >= MODULE_STARTED  # not a reused pid's old segment
     )
     return processes
-
-
-def segments_with_times() -> dict[int, tuple[int, int]]:
-    """shmid -> (creator pid, last change in epoch seconds) of every SysV shared-memory
-    segment (/proc/sysvipc/shm)."""
-    with open("/proc/sysvipc/shm") as table:
-        header, *rows = table.read().splitlines()
-    columns = header.split()
-    shmid, cpid, ctime = (columns.index(k) for k in ("shmid", "cpid", "ctime"))
-    found = {}
-    for row in rows:
-        fields = row.split()
-        found[int(fields[shmid])] = (int(fields[cpid]), int(fields[ctime]))
-    return found
-
-
-def segments() -> dict[int, int]:
-    """shmid -> creator pid of every SysV shared-memory segment."""
-    return {shmid: creator for shmid, (creator, _) in segments_with_times().items()}
 
 
 def start_ticks(pid: int) -> int | None:
