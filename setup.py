@@ -1,9 +1,12 @@
-"""Build the private compiled kernels: every ``mantis_fast/<layer>/_name.pyx`` becomes the module
+"""Build the private compiled kernels: every ``src_cython/<layer>/_name.pyx`` becomes the module
 ``mantis_fast.<layer>._name``, beside the Python wrapper that validates its inputs and the
-``_name.pyi`` stub that types it.
+``_name.pyi`` stub that types it. Hand-written C lives in real headers: beside the kernel that
+uses it, or in ``src_cython/include/`` when several share it.
 
-OpenMP is used only when a probe compile with ``-fopenmp`` works; the kernels build and pass
-without it. ``MANTIS_BUILD_ONLY=_resize,_coords`` limits a build to the named modules.
+The generated C goes to ``build/cython/``, never into the package or the wheel. OpenMP is used
+when a probe compile with ``-fopenmp`` works (``MANTIS_OPENMP=0`` turns it off); the kernels
+build and pass without it. Debug info is left out (``MANTIS_DEBUG_SYMBOLS=1`` keeps it).
+``MANTIS_BUILD_ONLY=_resize,_coords`` limits a build to the named modules.
 """
 
 import os
@@ -18,12 +21,22 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-SOURCES = sorted((HERE / "mantis_fast").rglob("_*.pyx"))
+KERNELS = Path("src_cython")  # relative: setuptools wants relative source paths
+INCLUDE = KERNELS / "include"
+SOURCES = sorted(p.relative_to(HERE) for p in (HERE / KERNELS).rglob("_*.pyx"))
 ONLY = {name for name in os.environ.get("MANTIS_BUILD_ONLY", "").split(",") if name}
+
+if not SOURCES:
+    # An sdist or checkout without the kernels would otherwise build a pure-Python wheel that
+    # installs everywhere and fails on import.
+    sys.exit(f"setup.py: no Cython kernels under {HERE / KERNELS}: the source tree is incomplete")
 
 
 def openmp_flags() -> list[str]:
     """Return ["-fopenmp"] when the C compiler can build and link an OpenMP program."""
+    if os.environ.get("MANTIS_OPENMP", "1") == "0":
+        print("MANTIS_OPENMP=0: building kernels without OpenMP", file=sys.stderr)
+        return []
     from setuptools._distutils.ccompiler import new_compiler
     from setuptools._distutils.errors import CompileError, LinkError
     from setuptools._distutils.sysconfig import customize_compiler
@@ -48,15 +61,16 @@ def openmp_flags() -> list[str]:
 
 
 OPENMP = openmp_flags()
+DEBUG = [] if os.environ.get("MANTIS_DEBUG_SYMBOLS") == "1" else ["-g0"]
 
 
 def extension(pyx: Path) -> Extension:
     return Extension(
-        ".".join(pyx.relative_to(HERE).with_suffix("").parts),
-        [str(pyx.relative_to(HERE))],
-        include_dirs=[np.get_include()],
+        ".".join(("mantis_fast", *pyx.relative_to(KERNELS).with_suffix("").parts)),
+        [str(pyx)],
+        include_dirs=[np.get_include(), str(INCLUDE), str(pyx.parent)],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-fno-strict-aliasing", *OPENMP],
+        extra_compile_args=["-O3", "-fno-strict-aliasing", *DEBUG, *OPENMP],
         extra_link_args=OPENMP,
     )
 
@@ -75,6 +89,8 @@ extensions = [extension(p) for p in SOURCES if not ONLY or p.stem in ONLY]
 setup(
     ext_modules=cythonize(
         extensions,
+        build_dir="build/cython",
+        include_path=[str(INCLUDE)],
         compiler_directives={"language_level": 3, "embedsignature": True},
         quiet=True,
     ),

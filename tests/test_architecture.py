@@ -4,19 +4,24 @@
   neither ``mantis_fast.x11`` nor python-xlib.
 * Every exception the package raises on purpose is a ``MantisError``: no ``raise`` of a bare
   builtin exception class anywhere in the package.
-* Every compiled kernel sits beside its stub.
+* Every compiled kernel sits beside its stub, and is built from ``src_cython/`` with its C in
+  headers.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import importlib
+import importlib.machinery
+import re
 from pathlib import Path
 
 import pytest
 
 import mantis_fast
 from mantis_fast import errors
+from tests.source_tree import KERNEL_SOURCES
 
 PACKAGE = Path(mantis_fast.__file__).parent
 PURE_LAYERS = ("pixels", "geometry", "loops", "actions")
@@ -127,8 +132,52 @@ def test_connection_lost_is_caught_as_capture_input_and_os_error() -> None:
     assert isinstance(lost, TimeoutError)
 
 
-@pytest.mark.parametrize(
-    "kernel", sorted(PACKAGE.rglob("_*.pyx")), ids=lambda p: str(p.relative_to(PACKAGE))
-)
-def test_every_kernel_has_its_stub_beside_it(kernel: Path) -> None:
-    assert kernel.with_suffix(".pyi").exists()
+def _compiled_kernels() -> dict[str, Path]:
+    """Dotted name -> file of every compiled module in the package under test (built in place
+    or installed from a wheel)."""
+    found = {}
+    for path in PACKAGE.rglob("_*"):
+        if path.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+            name = path.name.partition(".")[0]  # _diff.cpython-311-x86_64-linux-gnu.so -> _diff
+            found[".".join((*path.parent.relative_to(PACKAGE.parent).parts, name))] = path
+    return found
+
+
+def _private_stubs() -> dict[str, Path]:
+    """Dotted name -> ``.pyi`` of every private module stub in the package."""
+    return {
+        ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts): path
+        for path in PACKAGE.rglob("_*.pyi")
+    }
+
+
+def test_every_compiled_kernel_has_its_stub_beside_it_and_every_stub_its_kernel() -> None:
+    compiled, stubs = _compiled_kernels(), _private_stubs()
+    assert compiled, f"no compiled kernel in {PACKAGE}: a pure-Python build"
+    assert sorted(compiled) == sorted(stubs)
+    for name in compiled:
+        assert compiled[name].parent == stubs[name].parent, name
+        module = importlib.import_module(name)
+        assert module.__file__ == str(compiled[name]), f"{name} is not the compiled module"
+
+
+@pytest.mark.skipif(not KERNEL_SOURCES.is_dir(), reason="no src_cython/ beside the tests")
+def test_every_kernel_source_builds_a_stubbed_module() -> None:
+    """``src_cython/<layer>/_name.pyx`` -> ``mantis_fast.<layer>._name``, typed by its stub."""
+    names = {
+        ".".join(("mantis_fast", *p.relative_to(KERNEL_SOURCES).with_suffix("").parts))
+        for p in KERNEL_SOURCES.rglob("_*.pyx")
+    }
+    assert names == set(_private_stubs())
+    assert not list(KERNEL_SOURCES.rglob("*.c")), "generated C belongs in build/, not src_cython/"
+
+
+@pytest.mark.skipif(not KERNEL_SOURCES.is_dir(), reason="no src_cython/ beside the tests")
+def test_no_c_hides_in_a_cython_string() -> None:
+    """Hand-written C lives in headers (src_cython/**/*.h), where C readers and tools see it."""
+    offending = [
+        str(p.relative_to(KERNEL_SOURCES))
+        for p in KERNEL_SOURCES.rglob("*.p[xy][xid]")
+        if re.search(r'cdef extern from \*:\n\s+"""', p.read_text())
+    ]
+    assert offending == []

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from benchmarks import report
+from tests.source_tree import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 COORDS, IMAGE = "benchmarks/bench_coords.py", "benchmarks/bench_image.py"
 RESIZE, SCALE = "resize 1080p -> 1280x720, BGRX -> RGB", "scale 1M points, model image -> screen"
 QUICK = [  # coordinates run first, yet come after resize in the report

@@ -35,9 +35,9 @@ from PIL import Image, ImageGrab
 from mantis_fast.compat import imagegrab
 from mantis_fast.errors import MantisError
 from mantis_fast.x11.xvfb import Xvfb
+from tests.source_tree import ROOT
 from tests.xpaint import draw_text, paint_root, test_pattern
 
-ROOT = Path(__file__).resolve().parent.parent
 WIDTH, HEIGHT = 1920, 1080  # the session Xvfb
 
 

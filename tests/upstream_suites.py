@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SUITES_DIR = ROOT / ".suites"
+from tests.source_tree import SUITES_DIR
+
 #: name -> the release whose suite is the measure of the drop-in.
 SUITES = {"mss": "10.2.0", "pillow": "13.0.0", "pyautogui": "0.9.54"}
 
@@ -26,7 +26,7 @@ def suite_dir(name: str) -> Path:
     path = SUITES_DIR / f"{name}-{SUITES[name]}"
     if not path.is_dir():
         pytest.fail(
-            f"{path.relative_to(ROOT)} is missing: `make test` fetches the upstream suites "
+            f"{path} is missing: `make test` fetches the upstream suites "
             "(or run `python -m tests.upstream_suites`)"
         )
     return path
@@ -50,4 +50,4 @@ def fetch(name: str, version: str) -> Path:
 if __name__ == "__main__":
     SUITES_DIR.mkdir(exist_ok=True)
     for suite_name, suite_version in SUITES.items():
-        print(fetch(suite_name, suite_version).relative_to(ROOT))
+        print(fetch(suite_name, suite_version))

@@ -23,21 +23,7 @@ from cython.parallel cimport prange
 from libc.math cimport floor, isfinite
 from libc.stdint cimport int32_t, int64_t
 
-cdef extern from *:
-    """
-    /* Round half to even: the hardware conversion in the default rounding mode (one SSE2
-       instruction on x86-64; rint elsewhere), the same integer Python's round() gives. */
-    #include <stdint.h>
-    #if defined(__x86_64__) && defined(__SSE2__)
-    #include <emmintrin.h>
-    static inline int64_t mantis_round_half_even(double q) {
-        return _mm_cvtsd_si64(_mm_set_sd(q));
-    }
-    #else
-    #include <math.h>
-    static inline int64_t mantis_round_half_even(double q) { return (int64_t)rint(q); }
-    #endif
-    """
+cdef extern from "round_half_even.h":
     int64_t mantis_round_half_even(double q) noexcept nogil
 
 # Result codes (mirrored in mantis_fast.geometry.coords).

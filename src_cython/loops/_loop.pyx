@@ -17,16 +17,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int8_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
-cdef extern from *:
-    """
-    #ifdef _OPENMP
-    #include <omp.h>
-    static int mf_omp_default_threads(void) { return omp_get_max_threads(); }
-    #else
-    static int mf_omp_default_threads(void) { return 1; }
-    #endif
-    """
-    int omp_default_threads "mf_omp_default_threads" () noexcept nogil
+from mantis_omp cimport mantis_omp_max_threads
 
 
 cdef enum:
@@ -145,7 +136,7 @@ def drift_flags(
     cdef Py_ssize_t blocks = (n + window - 1) // window
     cdef Py_ssize_t tol_stride = tol.strides[0] // <Py_ssize_t>sizeof(double)
     if threads <= 0:
-        threads = omp_default_threads() if n >= PARALLEL_MIN_STEPS else 1
+        threads = mantis_omp_max_threads() if n >= PARALLEL_MIN_STEPS else 1
     cdef size_t scratch_bytes = <size_t>window * (4 * sizeof(double) + 1)
     cdef const double *xp = &x[0]
     cdef const double *yp = &y[0]

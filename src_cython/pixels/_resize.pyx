@@ -69,7 +69,7 @@ cdef struct Layout:
 
 def max_threads():
     """OpenMP's default team size (1 when the kernels were built without OpenMP)."""
-    return mantis_resize_max_threads()
+    return mantis_omp_max_threads()
 
 
 def simd_available():
