@@ -1,4 +1,5 @@
-# One obvious entry per habit: `make test`, `make demo`, `make bench`, `make lint`.
+# One obvious entry per habit: `make test`, `make demo`, `make bench`, `make lint`, and for
+# releases `make wheel` and `make wheel-test`.
 # Every target installs what is missing first (Debian packages, a .venv with the package built
 # in place), idempotently, so a fresh machine needs nothing but these commands.
 
@@ -10,12 +11,13 @@ STAMP  := $(VENV)/.installed
 SYSTEM_BINARIES := Xvfb xdotool xrandr chromium lsof xclip
 SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium fonts-dejavu-core lsof xclip
 
-KERNELS := $(shell find mantis_fast -name '_*.pyx')
-# Dotted module names of the compiled kernels (mantis_fast/pixels/_diff.pyx -> mantis_fast.pixels._diff),
-# whose hand-written .pyi stubs `make lint` checks against the built modules with mypy's stubtest.
-STUB_MODULES := $(subst /,.,$(KERNELS:.pyx=))
+KERNELS := $(shell find src_cython -name '_*.pyx')
+# Dotted module names of the compiled kernels (src_cython/pixels/_diff.pyx -> mantis_fast.pixels._diff),
+# whose hand-written .pyi stubs (mantis_fast/pixels/_diff.pyi) `make lint` checks against the
+# built modules with mypy's stubtest.
+STUB_MODULES := $(subst /,.,$(patsubst src_cython/%.pyx,mantis_fast/%,$(KERNELS)))
 
-.PHONY: test soak demo bench lint build suites system-deps clean
+.PHONY: test soak demo bench lint build suites system-deps clean wheel wheel-test
 
 system-deps:
 	@missing=0; for b in $(SYSTEM_BINARIES); do command -v $$b >/dev/null 2>&1 || missing=1; done; \
@@ -34,11 +36,11 @@ PYAUTOGUI := pyautogui==0.9.54 pymsgbox pytweening pyscreeze pygetwindow mousein
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint,ray]'
+	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint,ray,release]'
 	$(PY) -m pip install -q --no-deps $(PYAUTOGUI)
 	touch $(STAMP)
 
-# Rebuilds the compiled kernels whenever a .pyx/.pxi changed (setup.py skips unchanged ones).
+# Rebuilds the compiled kernels whenever a .pyx/.pxi/.pxd/.h changed (cythonize skips unchanged ones).
 build: $(STAMP)
 	$(PY) setup.py -q build_ext --inplace
 
@@ -68,10 +70,43 @@ bench: system-deps build
 
 # stubtest imports the compiled kernels, hence `build` (a no-op when nothing changed).
 lint: build
-	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py
-	$(VENV)/bin/ruff format --check mantis_fast tests benchmarks setup.py
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(KERNELS)
+	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff format --check mantis_fast tests benchmarks setup.py conftest.py
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(shell find src_cython -name "*.pyx" -o -name "*.pxi" -o -name "*.pxd")
 	$(VENV)/bin/stubtest --mypy-config-file stubtest.ini --allowlist stubtest-allowlist.txt $(STUB_MODULES)
 
+# The release wheel as users get it: `python -m build` makes the sdist and builds the wheel from
+# that sdist (in an isolated environment, as pip would); auditwheel then vendors libgomp into it
+# and gives it the manylinux tag this machine's glibc allows (cibuildwheel, configured in
+# pyproject.toml, builds the portable manylinux_2_28 ones in containers).
+DIST := dist
+WHEELHOUSE := wheelhouse
+wheel: $(STAMP)
+	rm -rf $(DIST) $(WHEELHOUSE)
+	$(PY) -m build --outdir $(DIST) .
+	$(PY) -m auditwheel repair --wheel-dir $(WHEELHOUSE) $(DIST)/*.whl
+	$(PY) -m auditwheel show $(WHEELHOUSE)/*.whl
+	@ls -l $(DIST) $(WHEELHOUSE)
+
+# The repaired wheel installed in fresh venvs, never the source tree: first alone (core
+# dependencies only: the capture -> resize -> encode -> dispatch path runs and every optional
+# layer names its extra), then with the test extras, running the whole suite from the unpacked
+# sdist with its package folder removed, so only the installed wheel can be imported.
+WHEEL_TEST := build/wheel-test
+wheel-test: system-deps wheel suites
+	rm -rf $(WHEEL_TEST) && mkdir -p $(WHEEL_TEST)
+	$(PYTHON) -m venv $(WHEEL_TEST)/core
+	$(WHEEL_TEST)/core/bin/python -m pip install -q --upgrade pip
+	$(WHEEL_TEST)/core/bin/python -m pip install -q $(WHEELHOUSE)/*.whl
+	cd $(WHEEL_TEST) && core/bin/python $(CURDIR)/tests/core_path.py --core-only
+	$(PYTHON) -m venv $(WHEEL_TEST)/venv
+	$(WHEEL_TEST)/venv/bin/python -m pip install -q --upgrade pip
+	$(WHEEL_TEST)/venv/bin/python -m pip install -q "$$(ls $(WHEELHOUSE)/*.whl)[test,ray]"
+	$(WHEEL_TEST)/venv/bin/python -m pip install -q --no-deps $(PYAUTOGUI)
+	tar xzf $(DIST)/*.tar.gz -C $(WHEEL_TEST)
+	rm -r $(WHEEL_TEST)/mantis_fast-*/mantis_fast
+	cd $(WHEEL_TEST)/mantis_fast-*/ && MANTIS_TEST_INSTALLED=1 MANTIS_SUITES_DIR=$(CURDIR)/.suites \
+		../venv/bin/python -m pytest
+
 clean:
-	rm -rf build *.egg-info $$(find mantis_fast -name '*.so' -o -name '_*.c' -o -name '_*.html')
+	rm -rf build $(DIST) $(WHEELHOUSE) *.egg-info $$(find mantis_fast -name '*.so')

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+import mantis_fast
 from mantis_fast.x11.xvfb import Xvfb
+
+PACKAGE = Path(mantis_fast.__file__).resolve().parent
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"mantis_fast {mantis_fast.__version__} from {PACKAGE}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``MANTIS_TEST_INSTALLED=1`` (``make wheel-test``): the package under test must be the
+    installed one, never a source folder beside the tests."""
+    if os.environ.get("MANTIS_TEST_INSTALLED") == "1" and config.rootpath in PACKAGE.parents:
+        raise pytest.UsageError(f"testing the installed package, but imported {PACKAGE}")
 
 
 @pytest.fixture(scope="session")

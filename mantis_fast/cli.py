@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from PIL import Image
 
+from mantis_fast.errors import MissingExtraError
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.xvfb import embedded_display
 
@@ -158,7 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mantis-fast", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser(
-        "demo", help="the main job: an agent loop clicks targets in a Tk app on its own Xvfb"
+        "demo",
+        help="the main job: an agent loop clicks targets in a Tk app on its own Xvfb "
+        "(needs mantis_fast[gym])",
     )
     p.add_argument("--targets", type=int, default=20, help="targets to hit (default: 20)")
     p.add_argument("--out", default="runs", help="runs directory (default: runs)")
@@ -196,7 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.set_defaults(func=displays)
     p = commands.add_parser(
-        "run", help="run the vision loop against an OpenAI-compatible model endpoint"
+        "run",
+        help="run the vision loop against an OpenAI-compatible model endpoint "
+        "(needs mantis_fast[agent])",
     )
     p.add_argument("--config", help="TOML file with configuration keys (see AgentConfig)")
     p.add_argument(
@@ -211,7 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--boot", action="store_true", help="start from BOOT_VLM_OUTPUT")
     p.set_defaults(func=run)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except MissingExtraError as exc:  # a subcommand of an optional layer, its extra not installed
+        print(f"mantis-fast {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     ├── WorkerDiedError (RuntimeError)        a vector env's worker process died
     ├── WorkerTimeoutError (TimeoutError)     a vector env's worker did not answer in time
     ├── DesktopPoolError (RuntimeError)       a Ray desktop actor could not be placed or started
-    ├── RayNotInstalledError (ImportError)    Ray (or the part a call needs) is not installed
+    ├── MissingExtraError (ImportError)       an optional layer's dependency is not installed:
+    │   │                                     names the ``pip install 'mantis_fast[...]'``
+    │   └── RayNotInstalledError              Ray (or the part a call needs) is not installed
     ├── VLMError (RuntimeError)               the model endpoint failed after its retries
     └── AgentStateError (RuntimeError)        a request the running agent cannot take now
         ├── AgentTimeoutError (TimeoutError)  it did not get there in time
@@ -56,6 +58,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTypeError",
     "MantisError",
+    "MissingExtraError",
     "NoDisplayError",
     "RayNotInstalledError",
     "SeqMismatch",
@@ -159,8 +162,20 @@ class DesktopPoolError(MantisError, RuntimeError):
     """A desktop actor of a ``DesktopPool`` could not be placed or started in time."""
 
 
-class RayNotInstalledError(MantisError, ImportError):
+class MissingExtraError(MantisError, ImportError):
+    """An optional layer needs a package its extra installs (``agent``, ``gym``, ``ray``); the
+    message names the ``pip install 'mantis_fast[<extra>]'`` and ``extra`` holds the name."""
+
+    def __init__(self, message: str, *, extra: str, name: str | None = None) -> None:
+        super().__init__(message, name=name)
+        self.extra = extra
+
+
+class RayNotInstalledError(MissingExtraError):
     """Ray (or the part of it a call needs) is not installed."""
+
+    def __init__(self, message: str, *, name: str | None = "ray") -> None:
+        super().__init__(message, extra="ray", name=name)
 
 
 class VLMError(MantisError, RuntimeError):

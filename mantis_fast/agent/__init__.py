@@ -1,6 +1,10 @@
 """The stateless vision loop on mantis_fast's stages (capture -> crop/resize -> overlays ->
 model -> input), with its run logs, OpenAI-compatible model client and HTTP panel."""
 
+from mantis_fast._extras import require_extra
+
+require_extra("agent", __name__)  # before the imports that need it
+
 from mantis_fast.agent.app import AgentThread, run_agent
 from mantis_fast.agent.config import AgentConfig, ConfigError
 from mantis_fast.agent.engine import Engine, EngineFinished, SeqMismatch, TurnResult

@@ -5,6 +5,10 @@ vision-language model that finds and clicks them, ``run`` the runner that wires 
 private Xvfb through the Gym environment and reports every hit and miss.
 """
 
+from mantis_fast._extras import require_extra
+
+require_extra("gym", __name__)  # before the imports that need it
+
 from mantis_fast.demo.brain import TargetBrain
 from mantis_fast.demo.run import run_demo
 

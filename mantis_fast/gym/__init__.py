@@ -10,6 +10,10 @@ brains (``think(frames, task, action_history, screen_size)``) run unchanged: ``G
 them in ``UpstreamBrain`` (``mantis_fast.gym.upstream``).
 """
 
+from mantis_fast._extras import require_extra
+
+require_extra("gym", __name__)  # before the imports that need it
+
 from mantis_fast.geometry.coords import scale_brain_to_display
 from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
 from mantis_fast.gym.app_window import AppWindow

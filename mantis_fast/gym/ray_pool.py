@@ -42,9 +42,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from mantis_fast._extras import require_extra
 from mantis_fast.errors import (
     DesktopPoolError,
     InvalidInputError,
+    MissingExtraError,
     RayNotInstalledError,
 )
 from mantis_fast.gym.processes import child_pids
@@ -67,12 +69,11 @@ _REASON_CHARS = 300  # an actor's death message can carry a whole traceback
 
 def _ray() -> Any:
     try:
-        import ray
-    except ImportError as exc:
-        raise RayNotInstalledError(
-            "mantis_fast.gym.ray_pool needs Ray: pip install 'mantis_fast[ray]' "
-            f"(import ray failed: {exc})"
-        ) from None
+        require_extra("ray", __name__)
+    except MissingExtraError as exc:
+        raise RayNotInstalledError(str(exc)) from None
+    import ray
+
     return ray
 
 
