@@ -84,7 +84,7 @@ WHEELHOUSE := wheelhouse
 wheel: $(STAMP)
 	rm -rf $(DIST) $(WHEELHOUSE)
 	$(PY) -m build --outdir $(DIST) .
-	$(PY) -m auditwheel repair --wheel-dir $(WHEELHOUSE) $(DIST)/*.whl
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m auditwheel repair --wheel-dir $(WHEELHOUSE) $(DIST)/*.whl
 	$(PY) -m auditwheel show $(WHEELHOUSE)/*.whl
 	@ls -l $(DIST) $(WHEELHOUSE)
 
@@ -101,7 +101,7 @@ wheel-test: system-deps wheel suites
 	cd $(WHEEL_TEST) && core/bin/python $(CURDIR)/tests/core_path.py --core-only
 	$(PYTHON) -m venv $(WHEEL_TEST)/venv
 	$(WHEEL_TEST)/venv/bin/python -m pip install -q --upgrade pip
-	$(WHEEL_TEST)/venv/bin/python -m pip install -q "$$(ls $(WHEELHOUSE)/*.whl)[test,ray]"
+	$(WHEEL_TEST)/venv/bin/python -m pip install -q "$$(ls $(WHEELHOUSE)/*.whl)[test,bench,ray]"
 	$(WHEEL_TEST)/venv/bin/python -m pip install -q --no-deps $(PYAUTOGUI)
 	tar xzf $(DIST)/*.tar.gz -C $(WHEEL_TEST)
 	rm -r $(WHEEL_TEST)/mantis_fast-*/mantis_fast
