@@ -15,11 +15,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-from Cython.Build import cythonize
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
-
 HERE = Path(__file__).parent
 KERNELS = Path("src_cython")  # relative: setuptools wants relative source paths
 INCLUDE = KERNELS / "include"
@@ -30,6 +25,12 @@ if not SOURCES:
     # An sdist or checkout without the kernels would otherwise build a pure-Python wheel that
     # installs everywhere and fails on import.
     sys.exit(f"setup.py: no Cython kernels under {HERE / KERNELS}: the source tree is incomplete")
+
+# The build tools come after that check, so an incomplete tree says so even without them.
+import numpy as np  # noqa: E402
+from Cython.Build import cythonize  # noqa: E402
+from setuptools import Extension, setup  # noqa: E402
+from setuptools.command.build_ext import build_ext  # noqa: E402
 
 
 def openmp_flags() -> list[str]:
