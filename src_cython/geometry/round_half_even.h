@@ -2,12 +2,10 @@
 #ifndef MANTIS_ROUND_HALF_EVEN_H
 #define MANTIS_ROUND_HALF_EVEN_H
 
-#include <Python.h>  /* Py_ssize_t; the Cython module includes it first anyway */
 #include <stdint.h>
 
-/* Round half to even: the hardware conversion in the default rounding mode (one SSE2
-   instruction on x86-64; rint elsewhere), the same integer Python's round() gives. */
-#include <stdint.h>
+/* The hardware conversion in the default rounding mode (one SSE2 instruction on x86-64; rint
+   elsewhere) gives the same integer Python's round() gives. */
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 static inline int64_t mantis_round_half_even(double q) {

@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 /* A fused multiply-add (a -march with FMA and GCC's default -ffp-contract=fast) would round
-   the filter polynomials differently from the Pillow build the hash must agree with. */
+   the filter polynomials differently from the Pillow build the hash must agree with. The
+   pragma holds for the rest of the translation unit: the whole of _phash, which includes this
+   header first. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize ("fp-contract=off")
 #endif
