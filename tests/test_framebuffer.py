@@ -299,13 +299,13 @@ class UserXvfb:
                 mark_segment_removed(shmid)
 
 
-def test_user_started_shmem_xvfb_is_found_through_its_lock_file() -> None:
+def test_user_started_shmem_xvfb_is_found_through_the_connection() -> None:
     server = UserXvfb("-shmem")
     try:
         with Capture(server.display) as fb, Capture(server.display, framebuffer=False) as shm:
             assert fb.backend == FB, fb.backend_reason
-            assert f"/tmp/.X{server.number}-lock" in fb.backend_reason
-            assert str(server.process.pid) in fb.backend_reason
+            assert "the peer of the X connection" in fb.backend_reason
+            assert f"Xvfb pid {server.process.pid} " in fb.backend_reason
             assert "mode 0o777: other local users can read or write" in fb.backend_reason
             paint_root(server.display, test_pattern(640, 480, seed=8))
             np.testing.assert_array_equal(fb.grab(), shm.grab())
@@ -319,13 +319,15 @@ def test_user_started_xvfb_without_shmem_falls_back() -> None:
     try:
         with Capture(server.display) as cap:
             assert cap.backend == "xshm"
-            assert "not started with -shmem" in cap.backend_reason
+            assert "not an Xvfb started with -shmem" in cap.backend_reason
     finally:
         server.stop()
 
 
 def test_header_mismatch_is_refused_with_every_difference(screen: Xvfb) -> None:
-    segment, header, found = find_framebuffer(screen.display, 800, 600, 24)
+    connection = XDisplay(screen.display)
+    sock = connection.display.socket
+    segment, header, found = find_framebuffer(screen.display, sock, 800, 600, 24)
     try:
         assert "we started" in found
         check_header(header, segment.size, 800, 600, 24, f"{screen.display}.0")
@@ -342,7 +344,8 @@ def test_header_mismatch_is_refused_with_every_difference(screen: Xvfb) -> None:
     finally:
         segment.close()
     with pytest.raises(FramebufferUnavailable, match="does not match the root"):
-        find_framebuffer(screen.display, 640, 480, 24)
+        find_framebuffer(screen.display, sock, 640, 480, 24)
+    connection.close()
 
 
 def xrandr(server: Xvfb, *args: str) -> None:

@@ -145,7 +145,7 @@ class Capture(XClient):
         try:
             depth = self._x.screen().root_depth
             segment, header, found = find_framebuffer(
-                self.display_name, self._width, self._height, depth
+                self.display_name, self._x.display.socket, self._width, self._height, depth
             )
         except FramebufferUnavailable as exc:
             transport, reason = self._open_shm_transport(use_shm)

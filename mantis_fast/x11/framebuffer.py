@@ -7,11 +7,14 @@ read-only gives the screen without any pixel passing through the X protocol.
 
 Finding the segment never guesses:
 
+* the server's process is the peer of the X connection's unix socket (``SO_PEERCRED``, see
+  ``server_identity``), never a file another user could write (``/tmp/.X<n>-lock``); a TCP
+  display never uses the framebuffer;
 * a server this process started (``mantis_fast.Xvfb``, ``shmem=True`` by default) reported its
-  shmid on stderr;
-* for any other local Xvfb, the display's lock file ``/tmp/.X<n>-lock`` names the server's pid,
-  and ``/proc/sysvipc/shm`` lists the segments that pid created (the kernel records the creator,
-  nobody can forge it).
+  shmid on stderr, and is recognised by pid *and* start time, so a new server on a dead one's
+  display number is never read from the old segment;
+* for any other local Xvfb, ``/proc/sysvipc/shm`` lists the segments that process created
+  under its own uid (the kernel records creator and owner; nobody can forge them).
 
 Either way the segment's XWD header must then describe exactly the root window (size, depth,
 bits per pixel, bytes per line, byte order, RGB masks, the display's name); otherwise capture
@@ -21,6 +24,7 @@ uses MIT-SHM and ``backend_reason`` says why.
 from __future__ import annotations
 
 import re
+import socket
 import struct
 from collections.abc import Callable
 from typing import NamedTuple
@@ -32,6 +36,7 @@ from Xlib.protocol import request as xrequest
 from mantis_fast.pixels.memcopy import copy_frame, owned_copy, packed_bytes
 from mantis_fast.x11 import wire
 from mantis_fast.x11._shm import ReadOnlySegment
+from mantis_fast.x11.server_identity import ServerProcess, ServerUnidentified, read_regular_file
 from mantis_fast.x11.xvfb import started_framebuffer
 
 __all__ = [
@@ -48,6 +53,7 @@ _ZPIXMAP = 2
 _LSB_FIRST = 0
 _COLOR_ENTRY_BYTES = 12  # XWDColor: pixel CARD32, red/green/blue CARD16, flags, pad
 _SYSVIPC_SHM = "/proc/sysvipc/shm"
+_SYSVIPC_SHM_LIMIT = 16 << 20  # ~100,000 segments; the kernel allows 4,096 by default
 
 
 class FramebufferUnavailable(Exception):
@@ -145,61 +151,45 @@ def local_display_number(display_name: str) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2) or 0)
 
 
-def _lock_file_pid(number: int) -> int:
-    path = f"/tmp/.X{number}-lock"
+def _segments_created_by(server: ServerProcess) -> list[int]:
+    """The segments the server process created and its user still owns, from the kernel's
+    table (the creator pid and uids of a segment cannot be forged)."""
     try:
-        with open(path, "rb") as lock:
-            text = lock.read(64)
-    except OSError as exc:
-        raise FramebufferUnavailable(f"no lock file for display :{number} ({exc})") from None
-    try:
-        pid = int(text.strip())
-    except ValueError:
-        raise FramebufferUnavailable(f"{path} does not hold a pid: {text[:20]!r}") from None
-    try:
-        with open(f"/proc/{pid}/comm", "rb") as comm:
-            command = comm.read().strip()
-    except OSError:
-        raise FramebufferUnavailable(
-            f"the server named by {path} (pid {pid}) is not running, or not in this pid namespace"
-        ) from None
-    if command != b"Xvfb":
-        raise FramebufferUnavailable(
-            f"display :{number} is served by {command.decode(errors='replace')!r}, not Xvfb"
-        )
-    return pid
-
-
-def _segments_created_by(pid: int) -> list[int]:
-    try:
-        with open(_SYSVIPC_SHM) as table:
-            lines = table.read().splitlines()
+        table = read_regular_file(_SYSVIPC_SHM, _SYSVIPC_SHM_LIMIT).decode("ascii", "replace")
     except OSError as exc:
         raise FramebufferUnavailable(f"cannot list SysV segments ({exc})") from None
+    lines = table.splitlines()
     columns = lines[0].split() if lines else []
     try:
-        shmid_at, cpid_at = columns.index("shmid"), columns.index("cpid")
+        at = {name: columns.index(name) for name in ("shmid", "cpid", "uid", "cuid")}
     except ValueError:
         raise FramebufferUnavailable(f"unexpected {_SYSVIPC_SHM} columns: {columns}") from None
+    ours = {"cpid": str(server.pid), "uid": str(server.uid), "cuid": str(server.uid)}
     shmids = []
     for line in lines[1:]:
         fields = line.split()
-        if len(fields) > max(shmid_at, cpid_at) and fields[cpid_at] == str(pid):
-            shmids.append(int(fields[shmid_at]))
+        if len(fields) == len(columns) and all(fields[at[k]] == v for k, v in ours.items()):
+            shmids.append(int(fields[at["shmid"]]))
     return shmids
 
 
 def _open_checked(
-    shmid: int, pid: int, width: int, height: int, depth: int, screen_name: str
+    shmid: int, server: ServerProcess, width: int, height: int, depth: int, screen_name: str
 ) -> tuple[ReadOnlySegment, XwdHeader]:
     try:
         segment = ReadOnlySegment(shmid)
     except OSError as exc:
         raise FramebufferUnavailable(f"cannot attach segment {shmid}: {exc}") from None
     try:
-        if segment.creator_pid != pid:
+        if segment.creator_pid != server.pid:
             raise FramebufferUnavailable(
-                f"segment {shmid} was created by pid {segment.creator_pid}, not the server {pid}"
+                f"segment {shmid} was created by pid {segment.creator_pid}, "
+                f"not the server {server.pid}"
+            )
+        if (segment.owner_uid, segment.creator_uid) != (server.uid, server.uid):
+            raise FramebufferUnavailable(
+                f"segment {shmid} belongs to uid {segment.owner_uid} (created by uid "
+                f"{segment.creator_uid}), not the server's uid {server.uid}"
             )
         header = parse_xwd_header(segment)
         check_header(header, segment.size, width, height, depth, screen_name)
@@ -210,35 +200,38 @@ def _open_checked(
 
 
 def find_framebuffer(
-    display_name: str, width: int, height: int, depth: int
+    display_name: str, connection: socket.socket, width: int, height: int, depth: int
 ) -> tuple[ReadOnlySegment, XwdHeader, str]:
-    """Attach the framebuffer segment of ``display_name``'s screen: ``(segment, header, how it
-    was found)``; FramebufferUnavailable says why not."""
+    """Attach the framebuffer segment of the screen served on ``connection`` (the X
+    connection's socket, to ``display_name``): ``(segment, header, how it was found)``;
+    FramebufferUnavailable says why not."""
     local = local_display_number(display_name)
     if local is None:
         raise FramebufferUnavailable(f"{display_name!r} is not a local display")
     number, screen = local
     screen_name = f":{number}.{screen}"
-    started = started_framebuffer(number)
-    if started is not None and screen == 0:
-        pid, shmid = started
-        segment, header = _open_checked(shmid, pid, width, height, depth, screen_name)
-        return segment, header, f"the Xvfb we started (pid {pid}): shmid {shmid}"
-    pid = _lock_file_pid(number)
-    candidates = _segments_created_by(pid)
+    try:
+        server = ServerProcess.of(connection)
+    except ServerUnidentified as exc:
+        raise FramebufferUnavailable(str(exc)) from None
+    shmid = started_framebuffer(server.pid, server.start_time)
+    if shmid is not None and screen == 0:
+        segment, header = _open_checked(shmid, server, width, height, depth, screen_name)
+        return segment, header, f"the Xvfb we started (pid {server.pid}): shmid {shmid}"
+    candidates = _segments_created_by(server)
     if not candidates:
         raise FramebufferUnavailable(
-            f"Xvfb pid {pid} (from /tmp/.X{number}-lock) created no shared memory: "
-            "not started with -shmem"
+            f"the server (pid {server.pid}) created no shared memory: not an Xvfb started "
+            "with -shmem"
         )
     refusals = []
     for shmid in candidates:
         try:
-            segment, header = _open_checked(shmid, pid, width, height, depth, screen_name)
+            segment, header = _open_checked(shmid, server, width, height, depth, screen_name)
         except FramebufferUnavailable as exc:
             refusals.append(f"shmid {shmid}: {exc}")
             continue
-        found = f"Xvfb pid {pid} (from /tmp/.X{number}-lock): shmid {shmid}"
+        found = f"Xvfb pid {server.pid} (the peer of the X connection): shmid {shmid}"
         if segment.mode & 0o066:
             found += (
                 f" (mode {segment.mode:#o}: other local users can read or write this screen; "
@@ -246,7 +239,8 @@ def find_framebuffer(
             )
         return segment, header, found
     raise FramebufferUnavailable(
-        f"no segment of Xvfb pid {pid} is this screen's framebuffer ({'; '.join(refusals)})"
+        f"no segment of the server (pid {server.pid}) is this screen's framebuffer "
+        f"({'; '.join(refusals)})"
     )
 
 

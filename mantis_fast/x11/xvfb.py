@@ -6,7 +6,13 @@ to accept connections, so there is no racy probe of ``/tmp/.X11-unix`` and no fi
 With ``shmem=True`` (default) the server keeps each screen's framebuffer in a SysV
 shared-memory segment (``Xvfb -shmem``), which ``Capture`` reads directly. Xvfb creates that
 segment world-readable and world-writable (mode 0777): any local user could read or paint the
-screen. ``start()`` sets it to 0600 as soon as the server reports it.
+screen. ``start()`` sets it to 0600 as soon as the server reports it, and then checks that
+nobody attached it in between: the kernel counts the attachments and records the pid of the
+last ``shmat``/``shmdt``, so a segment only the server touched reads "1 attachment, last by the
+server". Anything else means another process got in during that moment (and keeps its access
+past the mode change): the server is stopped and replaced, with a warning, and after
+``EXPOSED_RESTARTS`` such starts in a row it is started without ``-shmem`` (capture then uses
+MIT-SHM, and ``shmem_refused`` says why).
 """
 
 from __future__ import annotations
@@ -19,14 +25,20 @@ import signal
 import subprocess
 import threading
 import time
+import warnings
 from types import TracebackType
 
 from mantis_fast.errors import InvalidInputError, XvfbError
-from mantis_fast.x11._shm import mark_segment_removed, set_segment_mode
+from mantis_fast.x11._shm import mark_segment_removed, segment_access, set_segment_mode
+from mantis_fast.x11.server_identity import process_start_time, read_regular_file
 
 __all__ = ["Xvfb", "XvfbError", "embedded_display", "started_framebuffer"]
 
 MAX_SIDE = 32767  # X11 coordinates are signed 16-bit
+
+
+class _FramebufferExposed(XvfbError):
+    """Another process attached the framebuffer segment before it was made private."""
 
 
 class Xvfb:
@@ -35,6 +47,10 @@ class Xvfb:
     >>> with Xvfb(size=(1280, 720)) as xvfb:
     ...     xvfb.display  # ":N", a free display number chosen by the server
     """
+
+    #: Starts in a row whose framebuffer another process attached before the server is run
+    #: without ``-shmem`` (each such start is stopped at once, with a warning).
+    EXPOSED_RESTARTS = 2
 
     def __init__(
         self,
@@ -65,16 +81,27 @@ class Xvfb:
     def start(self) -> Xvfb:
         if self._process is not None:
             raise XvfbError(f"Xvfb already running on {self.display}")
-        try:
-            return self._start()
-        except XvfbError as exc:
-            # An Xvfb built without -shmem refuses the option and exits: run it without (capture
-            # then uses MIT-SHM, and says why).
-            if not (self.shmem and "shmem" in str(exc)):
-                raise
-            self.shmem = False
-            self.shmem_refused = str(exc)
-            return self._start()
+        exposures = 0
+        while True:
+            try:
+                return self._start()
+            except _FramebufferExposed as exc:  # that server is stopped already
+                exposures += 1
+                if exposures > self.EXPOSED_RESTARTS:
+                    self._run_without_shmem(f"{exc}, on {exposures} starts in a row")
+                    warnings.warn(self.shmem_refused, RuntimeWarning, stacklevel=2)
+                else:
+                    warnings.warn(f"{exc}: replacing the server", RuntimeWarning, stacklevel=2)
+            except XvfbError as exc:
+                # An Xvfb built without -shmem refuses the option and exits: run it without
+                # (capture then uses MIT-SHM, and says why).
+                if not (self.shmem and "shmem" in str(exc)):
+                    raise
+                self._run_without_shmem(str(exc))
+
+    def _run_without_shmem(self, why: str) -> None:
+        self.shmem = False
+        self.shmem_refused = f"{why}: started without -shmem"
 
     def _start(self) -> Xvfb:
         binary = shutil.which("Xvfb")
@@ -108,9 +135,11 @@ class Xvfb:
         assert self._process.stderr is not None
         self._stderr = _StderrReader(self._process.stderr)
         try:
+            if self.shmem:  # at once, while the server goes on setting up: the 0777 moment
+                self.framebuffer_shmid = self._protect_framebuffer()  # is as short as can be
             number = self._read_display_number(read_fd)
-            if self.shmem:
-                self.framebuffer_shmid = self._protect_framebuffer()
+            if self.framebuffer_shmid is not None:
+                self._check_untouched(self.framebuffer_shmid)
         except BaseException:
             self.stop()
             raise
@@ -118,8 +147,10 @@ class Xvfb:
             os.close(read_fd)
         self.display = f":{number}"
         if self.framebuffer_shmid is not None:
-            with _started_lock:
-                _started[number] = (self._process.pid, self.framebuffer_shmid)
+            start_time = process_start_time(self._process.pid)
+            if start_time is not None:  # else it died already: capture will say so
+                with _started_lock:
+                    _started[self._process.pid] = (start_time, self.framebuffer_shmid)
         return self
 
     def _protect_framebuffer(self) -> int:
@@ -130,6 +161,9 @@ class Xvfb:
         # Xvfb prints the line while it sets the screens up, before it reports the display.
         shmid = self._stderr.wait_for_shmid(self.start_timeout)
         if shmid is None:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise self._exited_error()
             raise XvfbError(
                 "Xvfb -shmem did not report its framebuffer segment "
                 f"('screen 0 shmid N' on stderr): {self._stderr.tail().strip()[-300:]}"
@@ -144,6 +178,22 @@ class Xvfb:
             raise XvfbError(f"cannot mark Xvfb's framebuffer segment for removal: {exc}") from None
         return shmid
 
+    def _check_untouched(self, shmid: int) -> None:
+        """``_FramebufferExposed`` if another process still has the segment attached, or
+        attached it and still runs. Called once the server is ready: it has no client yet
+        and no child (the keymap compiler it forks at start-up, which inherits the
+        attachment for a moment, has exited), so its own attachment is the only one left."""
+        assert self._process is not None
+        server = self._process.pid
+        attachments, last_pid, _, _ = segment_access(shmid)
+        foreign = last_pid not in (server, 0) and _alive_and_not_child(last_pid, server)
+        if attachments != 1 or foreign:
+            raise _FramebufferExposed(
+                f"another process attached Xvfb's framebuffer segment {shmid} before it was "
+                f"made private ({attachments} attachments, the last attach or detach by pid "
+                f"{last_pid}; the server is pid {server})"
+            )
+
     def _read_display_number(self, read_fd: int) -> int:
         assert self._process is not None
         deadline = time.monotonic() + self.start_timeout
@@ -157,23 +207,25 @@ class Xvfb:
                 continue
             chunk = os.read(read_fd, 64)
             if not chunk:  # pipe closed: the server died before it was ready
-                self._process.wait(timeout=5)
-                stderr = self._stderr.tail(join=True) if self._stderr is not None else ""
-                raise XvfbError(
-                    f"Xvfb exited with status {self._process.returncode} before it was ready: "
-                    f"{stderr.strip()[-500:]}"
-                )
+                raise self._exited_error()
             data += chunk
         return int(data.strip())
+
+    def _exited_error(self) -> XvfbError:
+        assert self._process is not None
+        self._process.wait(timeout=5)
+        stderr = self._stderr.tail(join=True) if self._stderr is not None else ""
+        return XvfbError(
+            f"Xvfb exited with status {self._process.returncode} before it was ready: "
+            f"{stderr.strip()[-500:]}"
+        )
 
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None:
             return
         with _started_lock:
-            for number, (pid, _) in list(_started.items()):
-                if pid == process.pid:
-                    del _started[number]
+            _started.pop(process.pid, None)
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             try:
@@ -276,16 +328,33 @@ class _StderrReader:
         self._thread.join(timeout=5)
 
 
-# Framebuffers of the servers this process started: display number -> (server pid, shmid).
+def _alive_and_not_child(pid: int, parent: int) -> bool:
+    """Whether ``pid`` runs and is not a child of ``parent``."""
+    try:
+        status = read_regular_file(f"/proc/{pid}/stat", 4096)
+    except OSError:
+        return False  # gone: it holds no attachment any more
+    fields = status[status.rfind(b")") + 2 :].split()
+    return len(fields) < 2 or fields[1] != str(parent).encode()
+
+
+# Framebuffers of the servers this process started: server pid -> (its start time, shmid).
+# The start time tells a live server from a later process that reuses a dead one's pid.
 _started: dict[int, tuple[int, int]] = {}
 _started_lock = threading.Lock()
 
 
-def started_framebuffer(number: int) -> tuple[int, int] | None:
-    """``(server pid, shmid)`` of screen 0's framebuffer if this process started display
-    ``:number`` with ``Xvfb(shmem=True)`` and it still runs; else None."""
+def started_framebuffer(pid: int, start_time: int) -> int | None:
+    """The shmid of screen 0's framebuffer if this process started the server ``pid``
+    (started at ``start_time``) with ``Xvfb(shmem=True)``; else None."""
     with _started_lock:
-        return _started.get(number)
+        entry = _started.get(pid)
+        if entry is None:
+            return None
+        if entry[0] != start_time:  # that server died without stop(): its pid is reused
+            del _started[pid]
+            return None
+        return entry[1]
 
 
 def _check_size(size: object) -> tuple[int, int]:

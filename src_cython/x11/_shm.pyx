@@ -15,6 +15,7 @@ from libc.string cimport strerror
 cdef extern from "<sys/types.h>":
     ctypedef int key_t
     ctypedef int pid_t
+    ctypedef unsigned int uid_t
 
 cdef extern from "<sys/ipc.h>":
     key_t IPC_PRIVATE
@@ -24,6 +25,8 @@ cdef extern from "<sys/ipc.h>":
     int IPC_STAT
     int IPC_SET
     struct ipc_perm:
+        uid_t uid
+        uid_t cuid
         unsigned int mode
 
 cdef extern from "<sys/shm.h>":
@@ -32,6 +35,8 @@ cdef extern from "<sys/shm.h>":
         ipc_perm shm_perm
         size_t shm_segsz
         pid_t shm_cpid
+        pid_t shm_lpid
+        unsigned long shm_nattch
     int shmget(key_t key, size_t size, int shmflg) nogil
     void *shmat(int shmid, const void *shmaddr, int shmflg) nogil
     int shmdt(const void *shmaddr) nogil
@@ -170,6 +175,16 @@ def segment_info(int shmid):
     return info.shm_segsz, info.shm_cpid, info.shm_perm.mode & 0o777
 
 
+def segment_access(int shmid):
+    """``(attachments, last_pid, owner_uid, creator_uid)`` of segment ``shmid``
+    (``shmctl(IPC_STAT)``): how many processes have it attached now, and the pid of the last
+    ``shmat``/``shmdt`` on it. A process that attached it at any time leaves its pid here
+    until another attaches or detaches, so a segment nobody else touched reads ``(1,
+    creator)``."""
+    cdef shmid_ds info = _stat(shmid)
+    return info.shm_nattch, info.shm_lpid, info.shm_perm.uid, info.shm_perm.cuid
+
+
 def set_segment_mode(int shmid, int mode):
     """Set the permission bits of segment ``shmid`` (``shmctl(IPC_SET)``), e.g. 0o600.
 
@@ -194,14 +209,16 @@ def mark_segment_removed(int shmid):
 cdef class ReadOnlySegment(_Mapping):
     """An existing SysV segment (another process's) attached read-only (``SHM_RDONLY``).
 
-    Its 1-D uint8 buffer is read-only. ``size``, ``creator_pid`` and ``mode`` are what
-    ``shmctl(IPC_STAT)`` said at attach time. Lifetime as ``SharedSegment``: views keep it
-    mapped; ``close()`` detaches once the last one goes. The segment itself is never removed:
-    it is not ours.
+    Its 1-D uint8 buffer is read-only. ``size``, ``creator_pid``, ``mode``, ``owner_uid`` and
+    ``creator_uid`` are what ``shmctl(IPC_STAT)`` said at attach time. Lifetime as
+    ``SharedSegment``: views keep it mapped; ``close()`` detaches once the last one goes. The
+    segment itself is never removed: it is not ours.
     """
 
     cdef readonly int creator_pid
     cdef readonly int mode
+    cdef readonly unsigned int owner_uid
+    cdef readonly unsigned int creator_uid
 
     def __cinit__(self, int shmid):
         self.shmid = shmid
@@ -215,6 +232,8 @@ cdef class ReadOnlySegment(_Mapping):
         self._mapped(addr, <Py_ssize_t>info.shm_segsz)
         self.creator_pid = info.shm_cpid
         self.mode = info.shm_perm.mode & 0o777
+        self.owner_uid = info.shm_perm.uid
+        self.creator_uid = info.shm_perm.cuid
 
     def __repr__(self):
         state = "attached" if self._addr != NULL else "detached"

@@ -239,7 +239,7 @@ _FAILSAFE_MESSAGE = (
 def _failsafe_points() -> list:
     points = globals().get("FAILSAFE_POINTS")
     if points is None:
-        width, height = _xtest.session().screen_size()
+        width, height = _xtest.with_session(lambda session: session.screen_size())
         points = [(0, 0), (0, height - 1), (width - 1, 0), (width - 1, height - 1)]
         globals()["FAILSAFE_POINTS"] = points
     return points
@@ -488,22 +488,35 @@ class _Actions:
 
     __slots__ = ("_ops", "_pos", "_session", "_size")
 
-    def __init__(self, session: _xtest.Session) -> None:
-        self._session = session
+    def __init__(self) -> None:
+        self._session: _xtest.Session | None = None  # bound at the call's first exchange
         self._ops: list[tuple] = []
         self._pos: Point | None = None
         self._size: tuple[int, int] | None = None
 
+    def _exchange(self, work: Callable[[_xtest.Session], Any]) -> Any:
+        """``work(session)``; the call's first exchange reconnects after a server restart
+        (``_xtest.with_session``), later ones never: a server lost mid-call is the caller's
+        ``ConnectionLostError``."""
+        if self._session is not None:
+            return work(self._session)
+
+        def first(session: _xtest.Session) -> Any:
+            self._session = session
+            return work(session)
+
+        return _xtest.with_session(first)
+
     @property
     def pos(self) -> Point:
         if self._pos is None:
-            self._pos = Point(*self._session.pointer())
+            self._pos = Point(*self._exchange(lambda session: session.pointer()))
         return self._pos
 
     @property
     def size(self) -> tuple[int, int]:
         if self._size is None:
-            self._size = self._session.screen_size()
+            self._size = self._exchange(lambda session: session.screen_size())
         return self._size
 
     def check(self) -> None:
@@ -536,7 +549,7 @@ class _Actions:
     def flush(self) -> None:
         if self._ops:
             ops, self._ops = self._ops, []
-            self._session.send(ops)
+            self._exchange(lambda session: session.send(ops))
 
     def sleep(self, seconds: float) -> None:
         if seconds > 0:  # without a pause the batch goes on
@@ -556,7 +569,7 @@ class _Call:
         self._check = check
 
     def __enter__(self) -> _Actions:
-        self._acts = _Actions(_xtest.session())
+        self._acts = _Actions()
         if self._check:
             self._acts.check()
         return self._acts
@@ -641,13 +654,13 @@ def position(x: object = None, y: object = None) -> Point:
     """Where the pointer is; ``x``/``y`` override the coordinate returned (no fail-safe)."""
     if x is not None and y is not None:
         return Point(_int(x, "x"), _int(y, "y"))
-    here = Point(*_xtest.session().pointer())
+    here = Point(*_xtest.with_session(lambda session: session.pointer()))
     return Point(here.x if x is None else _int(x, "x"), here.y if y is None else _int(y, "y"))
 
 
 def size() -> Size:
     """(width, height) of the screen now."""
-    return Size(*_xtest.session().screen_size())
+    return Size(*_xtest.with_session(lambda session: session.screen_size()))
 
 
 resolution = size

@@ -22,7 +22,7 @@ from mantis_fast.compat.pyautogui._errors import (
     PyAutoGUITypeError,
     PyAutoGUIValueError,
 )
-from mantis_fast.compat.pyautogui._xtest import display_name, session
+from mantis_fast.compat.pyautogui._xtest import display_name, with_session
 
 __all__ = ["RGB", "Point", "center", "pixel", "pixel_matches_color", "screenshot"]
 
@@ -73,7 +73,7 @@ def pixel(x: int, y: int) -> RGB:
     for value, name in ((x, "x"), (y, "y")):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise PyAutoGUITypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    width, height = session().screen_size()
+    width, height = with_session(lambda session: session.screen_size())
     px = int(x) + width if x < 0 else int(x)
     py = int(y) + height if y < 0 else int(y)
     if not (0 <= px < width and 0 <= py < height):

@@ -3,6 +3,9 @@
 ``session()`` returns the connection for ``$DISPLAY`` as it is now (pyautogui reads it once, at
 import; here a changed ``$DISPLAY`` simply gets its own connection). It is opened on first use,
 reused, reopened after its server was lost, and closed at exit. A forked child opens its own.
+``with_session()`` runs a call's first exchange and, when a reused connection finds its server
+gone, runs it again on a fresh one: the first call after a server restart works, as in the mss
+and ImageGrab drop-ins.
 
 ``Session`` is ``XTestInput`` plus what pyautogui needs that ``Input`` does not offer: the
 pointer's position, and one batch of raw events (motions, buttons, key presses with pyautogui's
@@ -14,17 +17,21 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from Xlib import X
 from Xlib.protocol import request as xrequest
 
 from mantis_fast.compat.pyautogui._errors import PyAutoGUIDisplayError
+from mantis_fast.errors import ConnectionLostError, ServerHungError
 from mantis_fast.x11.connection import abandon, wait_reply
 from mantis_fast.x11.input.base import _server_call
 from mantis_fast.x11.input.xtest import XTestInput
 
-__all__ = ["BUTTON", "KEY", "MOVE", "Session", "display_name", "session"]
+__all__ = ["BUTTON", "KEY", "MOVE", "Session", "display_name", "session", "with_session"]
+
+T = TypeVar("T")
 
 # Operations of a batch: (MOVE, x, y), (BUTTON, button, press), (KEY, keysym, press, shift).
 MOVE, BUTTON, KEY = 0, 1, 2
@@ -146,15 +153,35 @@ _sessions_lock = threading.Lock()
 
 def session() -> Session:
     """The open connection to ``$DISPLAY`` (opened on first use, reopened after a loss)."""
+    return _session()[0]
+
+
+def _session() -> tuple[Session, bool]:
+    """``(the connection to $DISPLAY, whether it was open before this call)``."""
     name = display_name()
     current = _sessions.get(name)
     if current is not None and not current.closed:
-        return current
+        return current, True
     with _sessions_lock:
         current = _sessions.get(name)
-        if current is None or current.closed:
-            current = _sessions[name] = Session(name)
-        return current
+        if current is not None and not current.closed:
+            return current, True
+        current = _sessions[name] = Session(name)
+        return current, False
+
+
+def with_session(work: Callable[[Session], T]) -> T:
+    """``work(the connection to $DISPLAY)``, reconnecting as mss and ImageGrab do: if a
+    connection opened by an earlier call finds its server gone (a lost connection, not a hung
+    one: that is the caller's to know), ``work`` runs once more on a fresh one, so the first
+    call after a server restart works instead of failing."""
+    current, reused = _session()
+    try:
+        return work(current)
+    except ConnectionLostError as exc:
+        if not reused or isinstance(exc, ServerHungError):
+            raise
+    return work(session())  # the lost connection closed itself: this opens a new one
 
 
 @atexit.register
