@@ -134,6 +134,18 @@ os.unlink(lock)
 )
 
 
+# Opens an X connection to display :N (argv) with no credentials; prints the server's answer.
+CONNECTOR = """
+import socket, struct, sys
+with socket.socket(socket.AF_UNIX) as sock:
+    sock.connect("\\0/tmp/.X11-unix/X" + sys.argv[1])
+    sock.sendall(struct.pack("<BxHHHHxx", ord("l"), 11, 0, 0, 0))
+    head = sock.recv(8)
+    reason = sock.recv(head[1]) if head[0] == 0 else b""
+    print("accepted" if head[0] == 1 else "refused: " + reason.decode())
+"""
+
+
 def as_nobody(script: str, *args: str) -> subprocess.Popen[str]:
     """``script`` run by a python of uid/gid nobody, talking over stdin/stdout."""
     return subprocess.Popen(
@@ -248,6 +260,31 @@ def test_a_segment_attached_before_it_was_private_is_never_used(
         finish(attacker)
 
 
+# -- 0. the X server itself ------------------------------------------------------------------
+@pytest.mark.parametrize("private", [True, False])
+def test_another_user_cannot_connect_to_a_private_xvfb(private: bool) -> None:
+    """A connection is the whole screen (GetImage reads it, XTEST types into it): an mf.Xvfb
+    lets this user's processes in and refuses every other user's; private=False is the plain
+    X server, open to every local user."""
+    with Xvfb(size=(64, 48), private=private) as server:
+        number = server.display.lstrip(":")
+        answer = finish(as_nobody(CONNECTOR, number))
+        if private:
+            assert answer.startswith("refused"), answer
+        else:
+            assert answer == "accepted"
+        ours = subprocess.run(
+            [sys.executable, "-I", "-c", CONNECTOR, number], capture_output=True, text=True
+        )
+        assert ours.stdout.strip() == "accepted"
+        tool = subprocess.run(
+            ["xdotool", "getmouselocation"], env=server.env(), capture_output=True, text=True
+        )
+        assert tool.returncode == 0 and tool.stdout.startswith("x:32 y:24"), tool.stderr
+        with Capture(server.display) as cap:
+            assert cap.grab().shape == (48, 64, 4)
+
+
 # -- 2. a forged server ---------------------------------------------------------------------
 CAPTURE_ELSEWHERE = """
 import sys
@@ -315,7 +352,7 @@ def test_a_forged_lock_file_process_and_segment_are_never_read(displayfd_server:
 
 
 def test_tcp_displays_never_use_the_framebuffer() -> None:
-    with Xvfb(size=(64, 48), extra_args=("-listen", "tcp")) as server:
+    with Xvfb(size=(64, 48), extra_args=("-listen", "tcp", "-ac")) as server:
         number = int(server.display.lstrip(":"))
         with Capture(f"127.0.0.1:{number}", timeout=5) as cap:
             assert cap.backend != FB

@@ -3,6 +3,10 @@
 ``Xvfb -displayfd`` lets the server pick a free display number and report it once it is ready
 to accept connections, so there is no racy probe of ``/tmp/.X11-unix`` and no fixed sleep.
 
+With ``private=True`` (default) only this user's processes may connect to the server
+(``server_access``): an X connection reads and drives the whole screen, and a plain X server
+accepts every local user's.
+
 With ``shmem=True`` (default) the server keeps each screen's framebuffer in a SysV
 shared-memory segment (``Xvfb -shmem``), which ``Capture`` reads directly. Xvfb creates that
 segment world-readable and world-writable (mode 0777): any local user could read or paint the
@@ -23,6 +27,7 @@ import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import warnings
@@ -30,6 +35,7 @@ from types import TracebackType
 
 from mantis_fast.errors import InvalidInputError, XvfbError
 from mantis_fast.x11._shm import mark_segment_removed, segment_access, set_segment_mode
+from mantis_fast.x11.server_access import allow_own_user, new_cookie, write_cookie_file
 from mantis_fast.x11.server_identity import process_start_time, read_regular_file
 
 __all__ = ["Xvfb", "XvfbError", "embedded_display", "started_framebuffer"]
@@ -60,6 +66,7 @@ class Xvfb:
         extra_args: tuple[str, ...] = (),
         start_timeout: float = 10.0,
         shmem: bool = True,
+        private: bool = True,
     ) -> None:
         width, height = _check_size(size)
         if depth not in (16, 24, 32):
@@ -69,6 +76,9 @@ class Xvfb:
         self.extra_args = tuple(extra_args)
         self.start_timeout = start_timeout
         self.shmem = bool(shmem)
+        #: Only this user's processes may connect (``server_access``); ``extra_args`` with
+        #: ``-ac`` or ``-auth`` set access control themselves, and turn this off.
+        self.private = bool(private) and not {"-ac", "-auth"} & set(self.extra_args)
         self.display: str | None = None
         #: The SysV shmid of screen 0's framebuffer (``shmem=True``), once started.
         self.framebuffer_shmid: int | None = None
@@ -111,6 +121,10 @@ class Xvfb:
             )
         read_fd, write_fd = os.pipe()
         width, height = self.size
+        cookie_dir = tempfile.mkdtemp(prefix="mantis-xvfb-") if self.private else None
+        cookie = new_cookie()
+        if cookie_dir is not None:
+            write_cookie_file(os.path.join(cookie_dir, "auth"), cookie)
         argv = [
             binary,
             "-displayfd", str(write_fd),
@@ -119,6 +133,7 @@ class Xvfb:
             "-noreset",
             "+extension", "RANDR",
             *(("-shmem",) if self.shmem else ()),
+            *(("-auth", os.path.join(cookie_dir, "auth")) if cookie_dir is not None else ()),
             *self.extra_args,
         ]  # fmt: skip
         try:
@@ -140,11 +155,15 @@ class Xvfb:
             number = self._read_display_number(read_fd)
             if self.framebuffer_shmid is not None:
                 self._check_untouched(self.framebuffer_shmid)
+            if cookie_dir is not None:  # the server read the cookie: only we know it
+                allow_own_user(number, cookie, self.start_timeout)
         except BaseException:
             self.stop()
             raise
         finally:
             os.close(read_fd)
+            if cookie_dir is not None:
+                shutil.rmtree(cookie_dir, ignore_errors=True)
         self.display = f":{number}"
         if self.framebuffer_shmid is not None:
             start_time = process_start_time(self._process.pid)
