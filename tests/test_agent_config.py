@@ -53,6 +53,16 @@ def test_every_reference_key_exists_with_valid_defaults() -> None:
     assert {"enabled", "border", "border_width", "fill_stops"} <= set(config.ui_config["bbox_heat"])
 
 
+def test_the_panel_and_the_model_reply_are_bounded_by_default() -> None:
+    config = AgentConfig()
+    assert config.panel_max_connections == 64
+    assert (config.panel_header_timeout_seconds, config.panel_request_timeout_seconds) == (5, 30)
+    assert config.vlm_max_reply_bytes == 8 * 1024 * 1024
+    assert config.vlm_max_reply_chars == 1_000_000
+    changed = config.with_overrides(["VLM_MAX_REPLY_BYTES=65536", "panel_max_connections=8"])
+    assert (changed.vlm_max_reply_bytes, changed.panel_max_connections) == (65536, 8)
+
+
 def test_system_prompt_covers_the_required_topics() -> None:
     prompt = AgentConfig(max_actions_per_turn=5, max_bboxes_per_turn=3).system_prompt_text
     for needle in ("0 to 1000", "JSON", "ORANGE", "BLUE", "at most 5 actions and 3 bboxes"):
@@ -96,6 +106,11 @@ def test_toml_then_overrides(tmp_path: Path) -> None:
         ("UI_CONFIG", {"glow": {}}, r"unknown entry 'glow'"),
         ("SYSTEM_PROMPT", "  ", r"SYSTEM_PROMPT: expected a non-empty string"),
         ("VLM_ON_ERROR", "retry", r"VLM_ON_ERROR"),
+        ("PANEL_MAX_CONNECTIONS", 0, r"PANEL_MAX_CONNECTIONS: expected an integer >= 1"),
+        ("PANEL_HEADER_TIMEOUT_SECONDS", 0, r"PANEL_HEADER_TIMEOUT_SECONDS: expected a number > 0"),
+        ("PANEL_REQUEST_TIMEOUT_SECONDS", 1e9, r"PANEL_REQUEST_TIMEOUT_SECONDS: .*<= 3600"),
+        ("VLM_MAX_REPLY_BYTES", 100, r"VLM_MAX_REPLY_BYTES: expected an integer >= 1024"),
+        ("VLM_MAX_REPLY_CHARS", 0, r"VLM_MAX_REPLY_CHARS: expected an integer >= 1"),
     ],
 )
 def test_bad_values_name_key_and_value(key: str, value: object, message: str) -> None:

@@ -1,6 +1,8 @@
 """Hostile input to the agent, one reproducer per hole found by probing it as an attacker would:
 deep JSON, a quadratic search, an unbounded inject queue, a non-ASCII Authorization header, a
-bind checked before --set, and tokens on loopback. Hangs fail by a deadline, not by waiting."""
+bind checked before --set, tokens on loopback, a run left without file descriptors and a
+150 MB model reply. Hangs fail by a deadline, not by waiting. (The panel's connection limits
+are in test_agent_panel.py, the model client's in test_agent_vlm.py.)"""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -16,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mantis_fast.agent import AgentConfig, AgentThread
+from mantis_fast.agent import AgentConfig, AgentThread, read_records
 from mantis_fast.agent import engine as engine_module
 from mantis_fast.agent import panel as panel_module
 from mantis_fast.agent.engine import Engine
@@ -228,3 +231,87 @@ def test_queued_injections_stay_bounded_under_a_flood() -> None:
         assert engine._injections.empty() and engine._injected_bytes == 0
 
     serve(AgentConfig(port=0), scenario)
+
+
+WITHOUT_DESCRIPTORS = textwrap.dedent(
+    """
+    import json, os, resource, sys
+    from mantis_fast.agent import AgentConfig, AgentThread
+    from tests.agent_stub import StubModel
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))
+    held = []
+
+    def on_turn(result):  # on the agent's loop, between a turn and the next
+        if result.turn == 1:  # every descriptor taken: turn 2 cannot create a file
+            try:
+                while True:
+                    held.append(os.open(os.devnull, os.O_RDONLY))
+            except OSError:
+                pass
+        elif result.turn == 2:
+            while held:
+                os.close(held.pop())
+
+    with StubModel() as stub:
+        config = AgentConfig(
+            display=sys.argv[1], api_url=stub.url, port=0, runs_dir=sys.argv[2],
+            physical_execution=False, settle_quiet_ms=10, boot_enabled=True, max_turns=3,
+            vlm_on_error="continue", vlm_max_retries=0,
+        )
+        agent = AgentThread(config, on_turn=on_turn)
+        agent.start()
+        agent.wait_for(lambda engine: engine.phase in ("done", "error", "stopped"), 60)
+        agent.stop()
+        engine = agent.engine
+        print(json.dumps({"phase": engine.phase, "error": engine.error, "turn": engine.turn,
+                          "artifact_errors": [r.artifact_errors for r in engine.results],
+                          "run_dir": engine.run_dir}))
+        agent.join()
+    """
+)
+
+
+def test_a_run_goes_on_when_a_turn_cannot_write_its_files(tmp_path: Path) -> None:
+    # At the descriptor limit a turn's PNG write raised OSError and ended the run (exit 1)
+    with Xvfb(size=(320, 240)) as server:
+        result = subprocess.run(
+            [sys.executable, "-c", WITHOUT_DESCRIPTORS, server.display, str(tmp_path)],
+            capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[1],
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]  # was: the run's OSError, exit 1
+    out = json.loads(result.stdout.splitlines()[-1])
+    assert (out["phase"], out["turn"]) == ("done", 3), out
+    first, second, third = out["artifact_errors"]
+    assert first == [] and third == []
+    assert second and all("Too many open files" in error for error in second), second
+    records = read_records(out["run_dir"])
+    saved = {(r["turn"], r["stage"]): r for r in records if r["stage"] in ("raw", "annotated")}
+    assert saved[2, "raw"]["raw_png"] is None and saved[2, "annotated"]["annotated_png"] is None
+    assert saved[3, "raw"]["raw_png"] == "turn_0003_raw.png"  # the descriptors came back
+    assert (Path(out["run_dir"]) / "turn_0003_annotated.png").stat().st_size > 0
+    assert "Too many open files" in (Path(out["run_dir"]) / "main.log").read_text()
+
+
+def test_a_150mb_model_reply_is_a_failed_turn_and_the_run_goes_on(tmp_path: Path) -> None:
+    # One such reply took RSS from 68 to 1,120 MB and wrote 600 MB to the run directory
+    huge = {"reply_bytes": 150 * 1024 * 1024, "chunked": True}  # no Content-Length: streamed
+    with Xvfb(size=(320, 240)) as server, StubModel([huge]) as stub:
+        result = run_cli(
+            server, "--api-url", stub.url, "--port", "0", "--runs-dir", str(tmp_path),
+            "--boot", "--max-turns", "3", "--set", "SETTLE_QUIET_MS=10",
+            "--set", "VLM_ON_ERROR=continue", "--set", "VLM_MAX_RETRIES=0",
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not stub.sent and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert result.returncode == 0, result.stderr
+    cap = AgentConfig().vlm_max_reply_bytes
+    assert "model call FAILED" in result.stdout and f"VLM_MAX_REPLY_BYTES ({cap})" in result.stdout
+    assert "finished: phase done, 3 turn(s)" in result.stdout
+    assert stub.sent and stub.sent[0] < 40 * 1024 * 1024, stub.sent  # not read whole
+    (run,) = tmp_path.iterdir()
+    failed = [r for r in read_records(run) if r["stage"] == "vlm" and r["ok"] is False]
+    assert len(failed) == 1 and "stopped reading at" in failed[0]["error"]
+    assert sum(p.stat().st_size for p in run.rglob("*")) < 5 * 1024 * 1024

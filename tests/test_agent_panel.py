@@ -1,10 +1,14 @@
-"""Panel endpoints over real HTTP: fields, 409, 400, 413, 415, token and host checks."""
+"""Panel endpoints over real HTTP: fields, 409, 400, 413, 415, token and host checks; and its
+connections over real sockets: idle, slowloris, slow-body and non-reading clients are dropped
+by their deadlines, and a flood past the connection cap is refused while the panel stays up."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import json
+import os
+import socket
 
 import httpx
 
@@ -131,3 +135,150 @@ def test_foreign_host_and_origin_are_refused() -> None:
         assert json.loads(same.text)["ok"] is True
 
     serve(AgentConfig(port=0), scenario)
+
+
+# -- connections --------------------------------------------------------------------------
+async def closed_by_server(reader: asyncio.StreamReader, deadline: float) -> bool:
+    """Read (and drop) until the server closes the connection: True, or False at ``deadline``
+    (event loop time) with the connection still open."""
+    loop = asyncio.get_running_loop()
+    try:
+        while await asyncio.wait_for(reader.read(1 << 16), max(0.0, deadline - loop.time())):
+            pass
+    except asyncio.TimeoutError:
+        return False
+    except ConnectionError:
+        pass
+    return True
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_idle_and_slowloris_connections_are_dropped_after_the_header_timeout() -> None:
+    config = AgentConfig(port=0)  # the default PANEL_HEADER_TIMEOUT_SECONDS: a few seconds
+    timeout = config.panel_header_timeout_seconds
+
+    async def scenario(client: httpx.AsyncClient, engine: Engine) -> None:
+        loop = asyncio.get_running_loop()
+        host, port = client.base_url.host, client.base_url.port
+
+        async def connect(first: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(first)
+            return reader, writer
+
+        start = loop.time()
+        idle = [await connect(b"") for _ in range(20)]  # connect, then nothing
+        partial = [await connect(b"GET /sta") for _ in range(20)]  # half a request line
+        head = b"GET /state HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        trickling = [await connect(head) for _ in range(20)]
+
+        async def slowloris() -> None:  # a header byte every 0.5 s, for ever
+            while True:
+                await asyncio.sleep(0.5)
+                for _, writer in trickling:
+                    if not writer.is_closing():
+                        writer.write(b"X")
+
+        dripping = asyncio.create_task(slowloris())
+        try:
+            # 61 connections, under the cap: a real client is served among them
+            assert (await client.get("/state?images=0")).status_code == 200
+            deadline = start + timeout + 5  # dropped within the timeout and a sweep; not hung
+            closed = await asyncio.gather(
+                *(closed_by_server(reader, deadline) for reader, _ in idle + partial + trickling)
+            )
+        finally:
+            dripping.cancel()
+        assert closed.count(True) == 60, f"{closed.count(False)} of 60 still open"
+        assert (await client.get("/state?images=0")).status_code == 200
+        for _, writer in idle + partial + trickling:
+            writer.close()
+
+    serve(config, scenario)
+
+
+def test_a_flood_past_the_connection_cap_is_refused_and_the_panel_serves_after_it() -> None:
+    config = AgentConfig(port=0)
+    cap, timeout = config.panel_max_connections, config.panel_header_timeout_seconds
+
+    async def scenario(client: httpx.AsyncClient, engine: Engine) -> None:
+        loop = asyncio.get_running_loop()
+        host, port = client.base_url.host, client.base_url.port
+        before = open_fds()
+        flood = [await asyncio.open_connection(host, port) for _ in range(5 * cap)]
+        # Over the cap a connection is answered 503 and closed at once (well inside the header
+        # timeout, which is what closes the cap's worth that were let in)
+        refused = await asyncio.gather(
+            *(closed_by_server(reader, loop.time() + 0.6 * timeout) for reader, _ in flood)
+        )
+        assert refused.count(True) >= len(flood) - cap, refused.count(True)
+        assert open_fds() - before <= len(flood) + cap + 8  # ours, and the cap's worth of its
+        busy = await client.get("/state?images=0")  # at the cap: refused at once, not queued
+        assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"
+        # The flood stops but keeps its sockets: the ones let in go at the header timeout
+        deadline = loop.time() + timeout + 5
+        while (await client.get("/state?images=0")).status_code != 200:
+            assert loop.time() < deadline, "still refused after the header timeout"
+            await asyncio.sleep(0.25)
+        for _, writer in flood:
+            writer.close()
+        # A flood that ends by closing its sockets frees the panel at once
+        burst = [await asyncio.open_connection(host, port) for _ in range(3 * cap)]
+        for _, writer in burst:
+            writer.close()
+        deadline = loop.time() + 5
+        while (await client.get("/state?images=0")).status_code != 200:
+            assert loop.time() < deadline, "still refused after the flood closed"
+            await asyncio.sleep(0.1)
+
+    serve(config, scenario)
+
+
+def test_a_slow_body_or_an_unread_answer_is_dropped_after_the_request_timeout() -> None:
+    config = AgentConfig(port=0, panel_request_timeout_seconds=2)
+    frame = PNG + bytes(32 << 20)  # a 32 MB frame the second client asks for and never reads
+
+    async def scenario(client: httpx.AsyncClient, engine: Engine) -> None:
+        loop = asyncio.get_running_loop()
+        host, port = client.base_url.host, client.base_url.port
+        engine.raw_png, engine.turn = frame, 1
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(
+            b"POST /inject HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n{"
+        )
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.setblocking(False)
+        await loop.sock_connect(stalled, (host, port))
+        await loop.sock_sendall(stalled, b"GET /frame/raw.png HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+
+        async def drip() -> None:  # the body, a byte every 0.3 s
+            while not writer.is_closing():
+                await asyncio.sleep(0.3)
+                writer.write(b" ")
+
+        start = loop.time()
+        dripping = asyncio.create_task(drip())
+        try:
+            assert await closed_by_server(reader, start + 2 + 5), "slow body still open"
+        finally:
+            dripping.cancel()
+            writer.close()
+        await asyncio.sleep(max(0.0, start + 2 + 2 - loop.time()))
+        # The panel gave up on the unread answer: reading it now ends before its 32 MB
+        received = 0
+        try:
+            while data := await asyncio.wait_for(loop.sock_recv(stalled, 1 << 20), 5):
+                received += len(data)
+        except (ConnectionError, asyncio.TimeoutError):  # reset, or (the hole) still open
+            pass
+        finally:
+            stalled.close()
+        assert received < len(frame), received
+        assert (await client.get("/state?images=0")).status_code == 200
+
+    serve(config, scenario)

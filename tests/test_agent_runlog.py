@@ -1,4 +1,6 @@
-"""Run directories: both layouts as the reference names them, and nothing lost on SIGKILL."""
+"""Run directories: both layouts as the reference names them, nothing lost on SIGKILL, and a
+write that fails (a name taken, no descriptor left, a full disk) skipped and recorded, never
+raised."""
 
 from __future__ import annotations
 
@@ -126,3 +128,113 @@ def test_a_lone_surrogate_from_the_model_is_logged_and_reads_back(tmp_path: Path
     assert [r.get("observation", r.get("text")) for r in records] == [text, text]
     saved = json.loads((log.path / "turn_0001" / "vlm_output.json").read_text("utf-8"))
     assert saved["vlm_text"] == text
+
+
+def test_an_image_that_cannot_be_written_is_skipped_and_recorded(tmp_path: Path) -> None:
+    with RunLog(tmp_path, "flat") as log:
+        (log.path / "turn_0001_raw.png").mkdir()  # the name is taken (root ignores mode bits)
+        assert log.save_raw(1, PNG, {"observation": "o"}, "{}") is None  # was: IsADirectoryError
+        assert log.save_annotated(1, PNG) == "turn_0001_annotated.png"
+        (error,) = log.take_errors()
+        assert error.startswith("turn_0001_raw.png: IsADirectoryError")
+        assert log.take_errors() == []
+        assert log.save_raw(2, PNG, {"observation": "o"}, "{}") == "turn_0002_raw.png"
+    records = read_records(tmp_path / "run_0001")
+    assert records[0]["raw_png"] is None and records[0]["write_errors"] == [error]
+    assert [r.get("raw_png", r.get("annotated_png")) for r in records[1:]] == [
+        "turn_0001_annotated.png", "turn_0002_raw.png"
+    ]  # fmt: skip
+    assert not [p for p in (tmp_path / "run_0001").iterdir() if p.name.endswith(".tmp")]
+    assert "could not write turn_0001_raw.png" in (tmp_path / "run_0001" / "main.log").read_text()
+
+
+NO_DESCRIPTORS = textwrap.dedent(
+    """
+    import json, os, resource, sys, threading
+    from mantis_fast.agent.runlog import RunLog, read_records
+
+    log = RunLog(sys.argv[1], "turn_dirs")
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    held = []
+
+    def exhaust():
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+
+    exhaust()  # descriptors come back 0.1 s into the first write: its retry gets one
+    threading.Timer(0.1, lambda: [os.close(held.pop()) for _ in range(8)]).start()
+    first = log.save_raw(1, b"png1", {"observation": "o"}, "{}")
+    exhaust()  # and now they do not: skipped
+    second = log.save_raw(2, b"png2", {"observation": "o"}, "{}")
+    errors = log.take_errors()
+    for fd in held:
+        os.close(fd)
+    third = log.save_annotated(2, b"png2a")
+    log.close()
+    print(json.dumps({"names": [first, second, third], "errors": errors,
+                      "records": read_records(log.path)}))
+    """
+)
+
+
+def test_a_write_at_the_descriptor_limit_is_retried_then_skipped(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", NO_DESCRIPTORS, str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr  # was: OSError [Errno 24], uncaught
+    out = json.loads(result.stdout)
+    assert out["names"] == [
+        "turn_0001/screenshot_raw.png",
+        None,
+        "turn_0002/screenshot_annotated.png",
+    ]
+    assert all("Too many open files" in error for error in out["errors"]), out["errors"]
+    assert [e.split(":")[0] for e in out["errors"]] == [
+        "turn_0002/screenshot_raw.png", "turn_0002/vlm_output.json"
+    ]  # fmt: skip
+    second_raw = out["records"][1]
+    assert second_raw["raw_png"] is None and second_raw["write_errors"] == out["errors"]
+    assert (tmp_path / "run_0001" / "turn_0001" / "screenshot_raw.png").read_bytes() == b"png1"
+
+
+FULL_DISK = textwrap.dedent(
+    """
+    import json, resource, signal, sys
+    from mantis_fast.agent.runlog import RunLog, read_records
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a core dump
+    log = RunLog(sys.argv[1], "flat")
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4000, hard))  # no file past 4000 bytes
+    names = []
+    for turn in range(1, 9):
+        names.append(log.save_raw(turn, b"P" * 1000, {"observation": "o" * 300}, "{}"))
+        names.append(log.save_annotated(turn, b"A" * 5000))  # never fits
+    errors = log.take_errors()
+    log.close()
+    text = (log.path / "turns.jsonl").read_text()
+    print(json.dumps({"names": names, "errors": errors, "records": read_records(log.path),
+                      "ends_whole": text.endswith("\\n")}))
+    """
+)
+
+
+def test_a_full_disk_skips_files_and_keeps_whole_lines(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr  # was: OSError [Errno 27], uncaught
+    out = json.loads(result.stdout)
+    assert out["names"][0::2] == [f"turn_{t:04d}_raw.png" for t in range(1, 9)]
+    assert out["names"][1::2] == [None] * 8
+    assert any("turns.jsonl" in error for error in out["errors"])  # the log filled up too
+    assert all("File too large" in error for error in out["errors"])
+    assert out["ends_whole"] and 0 < len(out["records"]) < 16  # a cut line was cut off again
+    for record in out["records"]:
+        assert record.get("annotated_png", None) is None

@@ -133,6 +133,11 @@ def _number(key: str, value: Any, *, low: float | None = None, high: float | Non
     return value if integer else float(value)
 
 
+def _seconds(key: str, value: Any) -> float:
+    """A time limit: finite, > 0 and at most an hour (as every timeout in the package)."""
+    return _number(key, value, low=0, high=3600, low_open=True)
+
+
 def _text(key: str, value: Any, *, empty: bool = True) -> str:
     if not isinstance(value, str) or (not empty and not value.strip()):
         raise _fail(key, value, "a string" if empty else "a non-empty string")
@@ -251,6 +256,12 @@ _KEYS: dict[str, tuple[Any, Any]] = {
         32 * 1024 * 1024,
         lambda k, v: _number(k, v, low=1024, high=2**31, integer=True),
     ),
+    "panel_max_connections": (
+        64,
+        lambda k, v: _number(k, v, low=1, high=100_000, integer=True),
+    ),
+    "panel_header_timeout_seconds": (5.0, _seconds),
+    "panel_request_timeout_seconds": (30.0, _seconds),
     "inject_queue_max": (16, lambda k, v: _number(k, v, low=1, high=100_000, integer=True)),
     "inject_queue_max_bytes": (
         1024 * 1024,
@@ -270,6 +281,14 @@ _KEYS: dict[str, tuple[Any, Any]] = {
     "vlm_max_retries": (2, lambda k, v: _number(k, v, low=0, high=20, integer=True)),
     "vlm_retry_backoff_seconds": (1.0, lambda k, v: _number(k, v, low=0, high=600)),
     "vlm_on_error": ("stop", lambda k, v: _choice(k, v, ON_VLM_ERROR)),
+    "vlm_max_reply_bytes": (
+        8 * 1024 * 1024,
+        lambda k, v: _number(k, v, low=1024, high=2**31, integer=True),
+    ),
+    "vlm_max_reply_chars": (
+        1_000_000,
+        lambda k, v: _number(k, v, low=1, high=2**31, integer=True),
+    ),
     # prompt
     "system_prompt": (DEFAULT_SYSTEM_PROMPT, lambda k, v: _text(k, v, empty=False)),
     "max_actions_per_turn": (8, lambda k, v: _number(k, v, low=1, high=1000, integer=True)),
@@ -312,9 +331,12 @@ class AgentConfig:
 
     Semantics of the less obvious keys:
 
-    - ``vlm_http_timeout_seconds <= 0`` means no timeout (the reference's meaning; a stalled
+    - ``vlm_http_timeout_seconds`` bounds one whole attempt (connect, send, the reply's
+      headers and body); ``<= 0`` means no timeout (the reference's meaning; a stalled
       endpoint then blocks the loop). ``vlm_max_retries`` extra attempts follow a transport
       error, a timeout, HTTP 429 or 5xx, after ``vlm_retry_backoff_seconds * 2**attempt``.
+    - ``vlm_max_reply_bytes`` (the response body, read no further) and ``vlm_max_reply_chars``
+      (the assistant text) bound one reply: a larger one is a failed model call.
     - ``vlm_on_error``: after the last attempt fails, ``"stop"`` ends the run, ``"continue"``
       runs the next turn with no actions, ``"wait"`` waits for ``POST /inject``.
     - ``capture_width``/``capture_height`` both > 0 fix the frame size; otherwise
@@ -323,6 +345,10 @@ class AgentConfig:
     - ``capture_delay > 0`` sleeps before the capture; 0 waits until the screen is still
       (``settle_quiet_ms`` without change, at most ``settle_timeout_seconds``).
     - ``annotator="external"`` waits for ``POST /annotated`` instead of drawing overlays natively.
+    - ``panel_max_connections`` connections at once (one more is answered 503 and closed);
+      ``panel_header_timeout_seconds`` for a request's line and headers, counted from the
+      connection or the previous response (so it bounds idle connections too);
+      ``panel_request_timeout_seconds`` to read its body and write its response.
     - ``inject_queue_max``/``inject_queue_max_bytes`` bound the injections waiting for the loop
       (count, UTF-8 bytes): past them ``POST /inject`` gets 429, or 413 for one too large.
     - ``panel_token`` is required when ``host`` is not a loopback address; ``"auto"`` draws a
@@ -336,6 +362,9 @@ class AgentConfig:
     port: int = _field("port")
     panel_token: str = _field("panel_token")
     panel_max_body_bytes: int = _field("panel_max_body_bytes")
+    panel_max_connections: int = _field("panel_max_connections")
+    panel_header_timeout_seconds: float = _field("panel_header_timeout_seconds")
+    panel_request_timeout_seconds: float = _field("panel_request_timeout_seconds")
     inject_queue_max: int = _field("inject_queue_max")
     inject_queue_max_bytes: int = _field("inject_queue_max_bytes")
     log_level: str = _field("log_level")
@@ -351,6 +380,8 @@ class AgentConfig:
     vlm_max_retries: int = _field("vlm_max_retries")
     vlm_retry_backoff_seconds: float = _field("vlm_retry_backoff_seconds")
     vlm_on_error: str = _field("vlm_on_error")
+    vlm_max_reply_bytes: int = _field("vlm_max_reply_bytes")
+    vlm_max_reply_chars: int = _field("vlm_max_reply_chars")
     system_prompt: str = _field("system_prompt")
     max_actions_per_turn: int = _field("max_actions_per_turn")
     max_bboxes_per_turn: int = _field("max_bboxes_per_turn")

@@ -9,7 +9,9 @@ bboxes (blue). Coordinates facing the model are normalized 0..1000 in the workin
 The loop is a coroutine: blocking stages (input, capture, resize, overlays, PNG encoding, file
 writes) run in a worker thread so the panel stays responsive; the model call is async httpx.
 The first model output comes from ``BOOT_VLM_OUTPUT`` (``BOOT_ENABLED``) or ``inject()``
-(``POST /inject``); ``MAX_TURNS`` ends the run; ``stop()`` ends it between stages.
+(``POST /inject``); ``MAX_TURNS`` ends the run; ``stop()`` ends it between stages. A run-log
+write that fails (no file descriptor left, a full disk) is logged and listed in the turn's
+``artifact_errors``; the turn goes on without that file.
 """
 
 from __future__ import annotations
@@ -80,6 +82,9 @@ class TurnResult:
     vlm_error: str | None = None
     vlm_seconds: float | None = None
     injected: bool = False
+    #: Run-log writes that failed this turn (a full disk, no file descriptor left): the turn
+    #: went on without them.
+    artifact_errors: list[str] = field(default_factory=list)
 
 
 def _ms(start: float) -> float:
@@ -303,14 +308,15 @@ class Engine:
             self._set_phase("stopped")
 
     def _finish(self, result: TurnResult, runlog: RunLog) -> None:
-        runlog.append(
-            {
-                "turn": result.turn,
-                "stage": "timings",
-                "timings_ms": result.timings_ms,
-                "frame_size": list(result.frame_size),
-            }
-        )
+        failed = runlog.take_errors()  # logged by the run log; the turn carries on without them
+        record = {
+            "turn": result.turn,
+            "stage": "timings",
+            "timings_ms": result.timings_ms,
+            "frame_size": list(result.frame_size),
+        }
+        runlog.append({**record, "artifact_errors": failed} if failed else record)
+        result.artifact_errors = failed + runlog.take_errors()
         self.results.append(result)
         if self.on_turn is not None:
             self.on_turn(result)

@@ -21,6 +21,12 @@ process can drive the desktop. POST bodies must be ``application/json`` (so a fo
 cannot post without a CORS preflight, which is never granted), at most
 ``PANEL_MAX_BODY_BYTES`` (413), valid JSON objects nested at most ``MAX_JSON_DEPTH`` deep
 (400), decoded off the event loop.
+
+Connections (``panel_connections.ConnectionGuard``): at most ``PANEL_MAX_CONNECTIONS`` at once
+(one more gets 503 and is closed at once); a request's line and headers must arrive within
+``PANEL_HEADER_TIMEOUT_SECONDS`` of the connection or of the previous response (so idle and
+slowloris connections are dropped), and its body and response within
+``PANEL_REQUEST_TIMEOUT_SECONDS``.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from mantis_fast.agent.engine import (
     InjectTooLarge,
     SeqMismatch,
 )
+from mantis_fast.agent.panel_connections import ConnectionGuard
 from mantis_fast.agent.parse import MAX_JSON_DEPTH, json_depth_ok
 
 __all__ = ["Panel"]
@@ -89,28 +96,56 @@ class Panel:
         self.app.router.add_post("/inject", self.post_inject)
         self.app.router.add_post("/annotated", self.post_annotated)
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
+        self.connections: ConnectionGuard | None = None
         self.url = ""
 
     async def start(self) -> str:
+        config = self.config
         self._runner = web.AppRunner(
             self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.config.host, self.config.port)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
+        # aiohttp's protocol factory behind the guard, listening on a server of our own (a
+        # TCPSite would hand aiohttp's factory to the loop directly)
+        self.connections = ConnectionGuard(
+            self._runner.server,
+            max_connections=config.panel_max_connections,
+            header_timeout=config.panel_header_timeout_seconds,
+            request_timeout=config.panel_request_timeout_seconds,
+        )
+        self.connections.start()
+        loop = asyncio.get_running_loop()
+        try:
+            self._listener = await loop.create_server(self.connections, config.host, config.port)
+        except BaseException:  # the port is taken, say: leave nothing running
+            await self.close()
+            raise
+        host, port = self._listener.sockets[0].getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{port}/"
         return self.url
 
     async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()  # no new connections
+            self._listener = None
         if self._runner is not None:
-            await self._runner.cleanup()
+            await self._runner.cleanup()  # aiohttp's graceful close of its connections
             self._runner = None
+        if self.connections is not None:
+            self.connections.close()  # and whatever is left (refused, unread responses)
+            self.connections = None
 
     # -- guard ------------------------------------------------------------------------------
     @web.middleware
     async def _guard(self, request: web.Request, handler) -> web.StreamResponse:
+        if self.connections is None:  # the panel is closing
+            return await self._checked(request, handler)
+        with self.connections.serving(request.protocol):  # the request's clock
+            return await self._checked(request, handler)
+
+    async def _checked(self, request: web.Request, handler) -> web.StreamResponse:
         token = self.config.panel_token
         if token:
             sent = request.headers.get("Authorization", "")
@@ -130,7 +165,10 @@ class Panel:
         return response
 
     async def _json_body(self, request: web.Request) -> dict[str, Any]:
-        body = await request.read()  # raises 413 over client_max_size
+        try:
+            body = await request.read()  # raises 413 over client_max_size
+        except ConnectionError:  # dropped mid-body (PANEL_REQUEST_TIMEOUT_SECONDS) or by the client
+            raise web.HTTPRequestTimeout(text="the body did not arrive") from None
         # Decoding up to PANEL_MAX_BODY_BYTES is a blocking stage: off the event loop
         data = await asyncio.to_thread(_decode_body, body)
         if isinstance(data, str):

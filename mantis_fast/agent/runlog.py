@@ -15,15 +15,24 @@ the reply or the error) and the stage timings. Kill safety: every file is writte
 temporary name and renamed into place, and a record is appended (one ``write`` on an
 ``O_APPEND`` descriptor) only after the files it names exist, so a process killed at any
 instant leaves complete files and complete lines, never a record naming a missing image.
+
+A failed write never ends a run: with no descriptor or memory left (``EMFILE``, ``ENFILE``,
+``ENOMEM``...) a file is tried again twice (after 50 and 250 ms); any other ``OSError`` (a full
+disk, a name that is a directory) skips it at once. A skipped image is named ``null`` in its
+record, which lists the failure under ``write_errors``; a record that cannot be appended is
+logged, and a line cut short by a full disk is cut off again, so the file keeps whole lines.
+Each failure is logged and kept in ``errors`` until ``take_errors()``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +42,11 @@ __all__ = ["LOGGER_NAME", "RunLog", "read_records", "write_atomic"]
 
 LOGGER_NAME = "mantis_fast.agent"
 _RUN_RE = re.compile(r"^run_(\d{4,})$")
+#: Failures that may pass in a moment (descriptors or memory freed), retried after RETRY_DELAYS.
+TRANSIENT_ERRNOS = frozenset(
+    {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS, errno.EAGAIN}
+)
+RETRY_DELAYS = (0.05, 0.25)
 
 
 def _utf8(json_text: str) -> bytes:
@@ -43,11 +57,21 @@ def _utf8(json_text: str) -> bytes:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary name in the same directory and a rename."""
+    """Write ``data`` to ``path`` via a temporary name in the same directory and a rename.
+    On failure the ``OSError`` propagates and no temporary file is left behind."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _describe(exc: OSError) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _next_run_dir(root: Path) -> Path:
@@ -83,6 +107,7 @@ class RunLog:
         self._fd: int | None = os.open(
             self.jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
         )
+        self.errors: list[str] = []  # write failures not yet taken (take_errors)
         self.logger = logging.getLogger(LOGGER_NAME)
         self.logger.setLevel(log_level)
         self._handler: logging.Handler | None = None
@@ -103,40 +128,81 @@ class RunLog:
             return f"turn_{turn:04d}_{stage}.png"
         return f"turn_{turn:04d}/screenshot_{stage}.png"
 
-    def _target(self, relative: str) -> Path:
-        path = self.path / relative
-        path.parent.mkdir(exist_ok=True)
-        return path
+    def _failed(self, what: str, exc: OSError) -> str:
+        error = f"{what}: {_describe(exc)}"
+        self.errors.append(error)
+        self.logger.error("run log: could not write %s; the run goes on", error)
+        return error
+
+    def write_file(self, relative: str, data: bytes) -> str | None:
+        """Write a file of the run directory (atomically); None, or the failure, logged and
+        kept in ``errors``, after the retries (``TRANSIENT_ERRNOS``). Never raises OSError."""
+        delays = iter(RETRY_DELAYS)
+        while True:
+            try:
+                path = self.path / relative
+                path.parent.mkdir(exist_ok=True)
+                write_atomic(path, data)
+                return None
+            except OSError as exc:
+                delay = next(delays, None) if exc.errno in TRANSIENT_ERRNOS else None
+                if delay is None:
+                    return self._failed(relative, exc)
+                time.sleep(delay)  # on the engine's worker thread: the panel keeps serving
+
+    def take_errors(self) -> list[str]:
+        """The write failures since the last call (and forget them)."""
+        errors, self.errors = self.errors, []
+        return errors
 
     # -- writing ----------------------------------------------------------------------------
-    def append(self, record: dict[str, Any]) -> None:
-        """Append one JSON line (one write call: a kill leaves whole lines only)."""
+    def append(self, record: dict[str, Any]) -> bool:
+        """Append one JSON line (one write call: a kill leaves whole lines only). False when it
+        could not be written (logged, kept in ``errors``; never raises OSError)."""
         if self._fd is None:
             raise InvalidInputError("run log is closed")
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         data = _utf8(line)
-        written = os.write(self._fd, data)
-        while written < len(data):  # only on a full disk or a signal; keep the line whole
-            written += os.write(self._fd, data[written:])
+        written = 0
+        try:
+            while written < len(data):  # more than one write only on a full disk
+                written += os.write(self._fd, data[written:])
+        except OSError as exc:
+            if written:  # a line cut short: cut it off, so the file keeps whole lines only
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)
+            self._failed(f"{self.jsonl_path.name} ({record.get('stage')} record)", exc)
+            return False
+        return True
 
-    def save_raw(self, turn: int, png: bytes, record: dict[str, Any], vlm_text: str) -> str:
-        """Save the post-action frame, then append the ``raw`` record naming it."""
-        name = self.image_name(turn, "raw")
-        write_atomic(self._target(name), png)
+    def save_raw(self, turn: int, png: bytes, record: dict[str, Any], vlm_text: str) -> str | None:
+        """Save the post-action frame, then append the ``raw`` record naming it. Returns the
+        image's name, or None when it could not be written (then the record says why)."""
+        name: str | None = self.image_name(turn, "raw")
+        errors = []
+        if error := self.write_file(name, png):
+            name = None
+            errors.append(error)
         if self.layout == "turn_dirs":
             output = {"vlm_text": vlm_text, **record}
-            write_atomic(
-                self._target(f"turn_{turn:04d}/vlm_output.json"),
-                _utf8(json.dumps(output, ensure_ascii=False, indent=2)),
-            )
-        self.append({"turn": turn, "stage": "raw", **record, "raw_png": name})
+            data = _utf8(json.dumps(output, ensure_ascii=False, indent=2))
+            if error := self.write_file(f"turn_{turn:04d}/vlm_output.json", data):
+                errors.append(error)
+        failures = {"write_errors": errors} if errors else {}
+        self.append({"turn": turn, "stage": "raw", **record, "raw_png": name, **failures})
         return name
 
-    def save_annotated(self, turn: int, png: bytes, extra: dict[str, Any] | None = None) -> str:
-        """Save the annotated frame, then append the ``annotated`` record naming it."""
-        name = self.image_name(turn, "annotated")
-        write_atomic(self._target(name), png)
-        self.append({"turn": turn, "stage": "annotated", "annotated_png": name, **(extra or {})})
+    def save_annotated(
+        self, turn: int, png: bytes, extra: dict[str, Any] | None = None
+    ) -> str | None:
+        """Save the annotated frame, then append the ``annotated`` record naming it. Returns
+        the image's name, or None when it could not be written (then the record says why)."""
+        name: str | None = self.image_name(turn, "annotated")
+        failures = {}
+        if error := self.write_file(name, png):
+            name, failures = None, {"write_errors": [error]}
+        record = {"turn": turn, "stage": "annotated", "annotated_png": name, **(extra or {})}
+        self.append({**record, **failures})
         return name
 
     def close(self) -> None:

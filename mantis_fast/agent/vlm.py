@@ -1,10 +1,14 @@
 """OpenAI-compatible chat-completions client for the vision loop (httpx, async).
 
 One request per turn: the system prompt, then a user message holding the observation text and
-the annotated frame as a ``data:image/png;base64,...`` URL. The timeout is finite by default;
+the annotated frame as a ``data:image/png;base64,...`` URL. The timeout is finite by default
+and bounds each whole attempt (connect, send, the reply's headers and body: httpx's own
+timeouts are per read, so a server sending a byte now and then would hold a call for ever);
 transport errors, timeouts, HTTP 429 and 5xx are retried a bounded number of times with
-exponential backoff; any other answer is final. Every attempt is recorded, so a failed call
-leaves a precise trace in the turn log.
+exponential backoff; any other answer is final. A reply is read as a stream and never past
+``VLM_MAX_REPLY_BYTES`` (decoded bytes: a gzip body is inflated under the same cap), and its
+text must hold at most ``VLM_MAX_REPLY_CHARS`` characters; a larger one is a final failure.
+Every attempt is recorded, so a failed call leaves a precise trace in the turn log.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import base64
 import json
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +29,62 @@ from mantis_fast.errors import InvalidInputError, VLMError
 __all__ = ["VLMClient", "VLMError", "VLMReply", "build_payload"]
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+ERROR_BODY_BYTES = 4096  # read of an error answer: its first 300 characters are recorded
+ACCEPT_ENCODING = "gzip, deflate"  # what _read_body can inflate under its cap
+_REQUEST_HEADERS = {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
+
+
+class _AttemptFailed(VLMError):
+    """One attempt's failure, recorded as its ``error`` (caught in ``complete``, which raises
+    the ``VLMError`` of the whole call); ``retry``: whether the retry policy applies."""
+
+    def __init__(self, message: str, *, retry: bool) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+async def _read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
+    """The decoded body, never more than ``limit`` bytes of it in memory: past the limit the
+    read stops (``truncate``: the first ``limit`` bytes are returned; else a final failure
+    naming the sizes). Chunks come from the network (at most 64 KiB each); gzip and deflate
+    are inflated with ``max_length``, so a small compressed body cannot blow up either."""
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding in ("", "identity"):
+        inflate = None
+    elif encoding in ("gzip", "x-gzip", "deflate"):
+        inflate = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or zlib header
+    else:
+        raise _AttemptFailed(f"unusable response: Content-Encoding {encoding!r}", retry=False)
+    announced = response.headers.get("Content-Length", "")
+    if not truncate and inflate is None and announced.isdigit() and int(announced) > limit:
+        raise _AttemptFailed(
+            f"reply of {int(announced)} bytes (Content-Length) is over VLM_MAX_REPLY_BYTES "
+            f"({limit}); not read",
+            retry=False,
+        )
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_raw():
+            if inflate is not None:
+                chunk = inflate.decompress(chunk, limit - size + 1)
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+        if inflate is not None and size <= limit:
+            tail = inflate.flush()
+            parts.append(tail)
+            size += len(tail)
+    except zlib.error as exc:
+        raise _AttemptFailed(f"unusable response: {encoding} body: {exc}", retry=False) from None
+    if size > limit and not truncate:
+        of = f" of {announced} announced" if announced.isdigit() else ""
+        raise _AttemptFailed(
+            f"reply over VLM_MAX_REPLY_BYTES ({limit}): stopped reading at {size} bytes{of}",
+            retry=False,
+        )
+    return b"".join(parts)[:limit]
 
 
 @dataclass
@@ -84,51 +145,75 @@ class VLMClient:
 
     async def complete(self, observation: str, image_png: bytes) -> VLMReply:
         """One model call with retries. Raises ``VLMError`` carrying every attempt."""
-        payload = build_payload(self.config, observation, image_png)
+        config = self.config
+        payload = build_payload(config, observation, image_png)
         attempts: list[dict[str, Any]] = []
         # ASCII JSON: the observation echoes model text, which may hold a lone surrogate that
         # httpx's own UTF-8 encoding of ``json=`` would refuse.
         body = json.dumps(payload).encode("ascii")
-        headers = {"Content-Type": "application/json"}
         start = time.monotonic()
-        for attempt in range(self.config.vlm_max_retries + 1):
+        for attempt in range(config.vlm_max_retries + 1):
             if attempt:
-                await asyncio.sleep(self.config.vlm_retry_backoff_seconds * 2 ** (attempt - 1))
+                await asyncio.sleep(config.vlm_retry_backoff_seconds * 2 ** (attempt - 1))
             began = time.monotonic()
             record: dict[str, Any] = {"attempt": attempt + 1}
             try:
-                response = await self._client.post(
-                    self.config.api_url, content=body, headers=headers
+                # httpx times each read; the whole attempt gets the timeout once
+                text, usage = await asyncio.wait_for(
+                    self._attempt(body, record), config.vlm_timeout
                 )
-            except httpx.TimeoutException as exc:
-                record["error"] = f"timeout after {self.config.vlm_timeout}s ({type(exc).__name__})"
+            except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
+                what = "the whole attempt"  # asyncio's: past the attempt's deadline
+                if isinstance(exc, httpx.TimeoutException):  # httpx's: one phase, one read
+                    what = type(exc).__name__
+                record["error"] = f"timeout after {config.vlm_timeout}s ({what})"
                 retry = True
             except httpx.HTTPError as exc:
                 record["error"] = f"{type(exc).__name__}: {exc}"
                 retry = True
+            except _AttemptFailed as exc:
+                record["error"] = str(exc)
+                retry = exc.retry
             else:
-                record["status"] = response.status_code
-                if response.status_code == 200:
-                    try:
-                        body = response.json()
-                        text = _content(body)
-                    except ValueError as exc:
-                        record["error"] = f"unusable response: {exc}"
-                        retry = False
-                    else:
-                        record["seconds"] = round(time.monotonic() - began, 4)
-                        attempts.append(record)
-                        usage = body.get("usage") if isinstance(body, dict) else None
-                        return VLMReply(text, time.monotonic() - start, attempts, usage)
-                else:
-                    record["error"] = f"HTTP {response.status_code}: {response.text[:300]}"
-                    retry = response.status_code in RETRY_STATUS
+                record["seconds"] = round(time.monotonic() - began, 4)
+                attempts.append(record)
+                return VLMReply(text, time.monotonic() - start, attempts, usage)
             record["seconds"] = round(time.monotonic() - began, 4)
             attempts.append(record)
             if not retry:
                 break
         last = attempts[-1]["error"]
         raise VLMError(f"model call failed after {len(attempts)} attempt(s): {last}", attempts)
+
+    async def _attempt(self, body: bytes, record: dict[str, Any]) -> tuple[str, Any]:
+        """One request: the reply's text and usage, or ``_AttemptFailed``; httpx errors pass."""
+        config = self.config
+        request = self._client.stream(
+            "POST", config.api_url, content=body, headers=_REQUEST_HEADERS
+        )
+        async with request as response:
+            record["status"] = response.status_code
+            if response.status_code != 200:
+                snippet = await _read_body(response, ERROR_BODY_BYTES, truncate=True)
+                text = snippet.decode("utf-8", "replace")[:300]
+                raise _AttemptFailed(
+                    f"HTTP {response.status_code}: {text}",
+                    retry=response.status_code in RETRY_STATUS,
+                )
+            data = await _read_body(response, config.vlm_max_reply_bytes)
+        record["bytes"] = len(data)
+        try:
+            reply = json.loads(data)
+            text = _content(reply)
+        except ValueError as exc:  # UnicodeDecodeError and InvalidInputError are ValueErrors
+            raise _AttemptFailed(f"unusable response: {exc}", retry=False) from None
+        if len(text) > config.vlm_max_reply_chars:
+            raise _AttemptFailed(
+                f"reply text of {len(text)} characters is over VLM_MAX_REPLY_CHARS "
+                f"({config.vlm_max_reply_chars})",
+                retry=False,
+            )
+        return text, reply.get("usage") if isinstance(reply, dict) else None
 
     async def aclose(self) -> None:
         await self._client.aclose()
