@@ -233,6 +233,27 @@ def test_runner_done_and_max_steps(env) -> None:
         GymRunner(env, moving, soft_loop_window=3, hard_loop_window=10**12)
 
 
+def test_runner_checks_every_action_of_a_step_before_dispatching_any(env, recorder) -> None:
+    """A brain's list of actions is one decision: a bad one in it dispatches none of them (the
+    first click used to land before the second was refused)."""
+    recorder.clear()
+    decision = [Action("click", {"x": 30, "y": 30}), Action("click", {"x": math.nan, "y": 1})]
+    result = GymRunner(env, ScriptedBrain([decision]), max_steps=1).run("test")
+    assert recorder.drain(0.3) == []  # no motion, no button
+    (step,) = result.history
+    assert step["info"]["error"] == "action 2 of 2: InvalidInputError: x must be finite, got nan"
+
+
+def test_runner_records_a_huge_coordinate_as_it_was_dispatched(env, recorder) -> None:
+    """A 400-digit x is the right edge (the action model clamps it): the click lands and the
+    loop detector records the clamped action (it raised on the raw one, after the click)."""
+    recorder.clear()
+    brain = ScriptedBrain([Action("click", {"x": 10**400, "y": 7}), Action("done")])
+    result = GymRunner(env, brain, max_steps=3).run("test")
+    assert result.termination_reason == "done" and "error" not in result.history[0]["info"]
+    assert presses(recorder) == [(1, 1279, 7)]
+
+
 # -- reset waits for the app ---------------------------------------------------------------------
 BUTTON_APP = Path(__file__).with_name("tk_button.py")
 

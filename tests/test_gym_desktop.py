@@ -166,7 +166,7 @@ def test_a_vlm_reply_maps_onto_the_action_space(env: DesktopEnv) -> None:
         env.to_space({"name": "key", "keys": "super+F13"})
     with pytest.raises(InvalidInputError, match="printable ASCII"):
         env.to_space({"name": "type", "text": "héllo"})
-    with pytest.raises(InvalidInputError, match="type index"):
+    with pytest.raises(InvalidInputError, match="action field 'type' must be a whole number"):
         env.from_space({"type": len(ACTION_TYPES), "point": np.array([0, 0])})
     assert "Return" in KEYS
 

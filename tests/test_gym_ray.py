@@ -26,7 +26,7 @@ ray = pytest.importorskip("ray", reason="the Ray extra is not installed: pip ins
 import numpy as np  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from mantis_fast.errors import InvalidInputError  # noqa: E402
+from mantis_fast.errors import DisplayError, InvalidInputError  # noqa: E402
 from mantis_fast.gym import ACTION_TYPES, ClickTarget, DesktopEnv  # noqa: E402
 from mantis_fast.gym.ray_pool import (  # noqa: E402
     DesktopPool,
@@ -296,10 +296,50 @@ def test_bad_arguments(cluster: LocalCluster) -> None:
     with pytest.raises(DesktopPoolError, match=r"did not start within 3s.*'gpu_desktop': 1"):
         DesktopPool(1, resources={"gpu_desktop": 1}, start_timeout=3)
     with DesktopPool(1, viewport=VIEWPORT) as pool:
-        with pytest.raises(InvalidInputError, match="has 1 desktops, got 2 actions"):
+        with pytest.raises(InvalidInputError, match="expected 1 actions, one per desktop, got 2"):
             pool.step([{"type": 0}, {"type": 0}])
         with pytest.raises(InvalidInputError, match="seed must be"):
             pool.reset(seed=[1, 2])
+
+
+def test_bad_actions_and_errors_in_a_desktop_are_typed(cluster: LocalCluster) -> None:
+    """Ray's ``RayTaskError(ValueError)`` once escaped ``step``, and a step after ``close()``
+    failed inside ``zip``. Actions are read before any actor gets one; what a desktop's step
+    raises comes back typed, naming the desktop; a closed pool says so."""
+
+    def reward(observation: Any, info: dict[str, Any]) -> float:
+        if info.get("dispatched") == (2, 2):  # observation (1, 1) on the 2x larger screen
+            raise KeyError("a bug in the task")
+        if info.get("dispatched") == (4, 4):
+            raise InvalidInputError("the task refused (2, 2)")
+        return 0.0
+
+    pool = DesktopPool(
+        1, reward, viewport=VIEWPORT, observation_size=OBSERVATION, observation="dict"
+    )
+    with pool:
+        pool.reset(seed=0)
+        observations, *_ = pool.step([{"type": 0, "point": [7, 7]}])
+        assert observations["pointer"].tolist() == [[7, 7]]
+        for action, match in (
+            ({"type": 0, "point": [np.nan, 5]}, r"^desktop 0: action field 'point'.*nan"),
+            ({"type": 1.9, "point": [5, 5]}, r"^desktop 0: action field 'type'.*got float 1.9"),
+            ({"type": 0}, "^desktop 0: a move action needs the field 'point'"),
+        ):
+            with pytest.raises(InvalidInputError, match=match):
+                pool.step([action])
+        observations, *_ = pool.step([{"type": 8}])  # a wait: the pointer stays
+        assert observations["pointer"].tolist() == [[7, 7]]  # nothing of them was dispatched
+        with pytest.raises(DesktopPoolError, match="desktop 0 raised KeyError: 'a bug in the"):
+            pool.step([{"type": 0, "point": [1, 1]}])
+        with pytest.raises(InvalidInputError, match="desktop 0 raised InvalidInputError: the"):
+            pool.step([{"type": 0, "point": [2, 2]}])
+        # The actor lives on: the pool steps again, from where the bad actions left it.
+        observations, *_ = pool.step([{"type": 8}])  # a wait: the pointer stays
+        assert observations["pointer"].tolist() == [[2, 2]]
+    for call in (lambda: pool.step([{"type": 8}]), lambda: pool.reset(seed=0), pool.where):
+        with pytest.raises(DisplayError, match="this DesktopPool is closed"):
+            call()
 
 
 def test_rllib_registration() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from mantis_fast.demo.brain import find_red_target
-from mantis_fast.errors import InvalidInputError
+from mantis_fast.errors import DisplayError, InvalidInputError
 from mantis_fast.gym import DESKTOP_ID, ClickTarget, DesktopVectorEnv, make_vec
 from mantis_fast.gym.policies import click_red_targets, random_pointer
 from mantis_fast.gym.vector import DesktopProcess, WorkerDiedError, WorkerTimeoutError
@@ -265,6 +265,88 @@ def test_bad_arguments() -> None:
         click_red_targets(np.zeros((3, 4, 4, 3), np.uint8), space)
     with pytest.raises(InvalidInputError, match="action_space must be"):
         random_pointer(np.zeros((2, 4, 4, 3), np.uint8), gymnasium.spaces.Discrete(2))
+
+
+def test_a_bad_action_is_refused_before_any_worker_steps(envs: DesktopVectorEnv) -> None:
+    """A NaN once killed its worker with a bare ValueError and the next step failed on the
+    worker's ``None`` pipe. Every env's action is read here first: the error names the env
+    and the field, no worker gets anything, and the vector env goes on."""
+    observations, _ = envs.reset(seed=50)
+    steps = envs.get_attr("_steps")
+    actions = click_red_targets(observations, envs.action_space)
+    bad = {**actions, "point": actions["point"].astype(np.float64)}  # a copy: actions stays
+    bad["point"][2, 0] = np.nan
+    with pytest.raises(InvalidInputError, match=r"^env 2: action field 'point'.*nan"):
+        envs.step(bad)
+    per_env = [{"type": 1, "point": [5, 5]}] * N
+    with pytest.raises(InvalidInputError, match=r"^env 0: action field 'type'.*got float 1.9"):
+        envs.step([{"type": 1.9, "point": [5, 5]}, *per_env[1:]])
+    with pytest.raises(InvalidInputError, match="expected 4 actions, one per env, got 3"):
+        envs.step(per_env[1:])
+    assert envs.get_attr("_steps") == steps  # no worker stepped
+    assert not envs.closed
+    _, rewards, _, truncated, _ = envs.step(actions)
+    assert rewards.tolist() == [1.0] * N and not truncated.any()  # every env hit its target
+    assert envs.get_attr("_steps") == tuple(n + 1 for n in steps)
+    remember(envs)
+
+
+class RaisesOnStep(gymnasium.Env):
+    """A worker's env whose step raises: action 1 an ``InvalidInputError``, action 2 a
+    ``KeyError`` (what the package does not raise on purpose)."""
+
+    observation_space = gymnasium.spaces.Box(0, 1, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(3)
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        if action == 1:
+            raise InvalidInputError("the env refused action 1")
+        if action == 2:
+            raise KeyError("boom")
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+@pytest.mark.parametrize(
+    ("action", "expected", "match"),
+    [
+        (1, InvalidInputError, r"worker 1 \(pid \d+\) raised InvalidInputError: the env refused"),
+        (2, WorkerDiedError, r"worker 1 \(pid \d+\) raised KeyError: 'boom'"),
+    ],
+    ids=["mantis-error", "unexpected"],
+)
+def test_a_worker_s_exception_arrives_once_typed_and_the_env_closes(
+    action: int, expected: type[Exception], match: str
+) -> None:
+    envs = DesktopVectorEnv([RaisesOnStep] * 3, timeout=30.0)
+    try:
+        envs.reset()
+        envs.step(np.array([0, 0, 0]))
+        with pytest.raises(expected, match=match) as raised:
+            envs.step(np.array([0, action, 0]))
+        assert "the vector env of 3 desktops is closed" in str(raised.value)
+        assert any("worker 1's traceback" in note for note in raised.value.__notes__)
+        assert envs.closed
+        for process in envs.processes:
+            process.join(timeout=10)
+            assert not process.is_alive()
+        # Every later call: one clear typed error saying why, never AttributeError.
+        for call in (
+            lambda: envs.step(np.array([0, 0, 0])),
+            lambda: envs.reset(),
+            lambda: envs.call("reset"),
+            lambda: envs.get_attr("action_space"),
+        ):
+            with pytest.raises(DisplayError, match=r"closed after worker 1 .* raised"):
+                call()
+    finally:
+        envs.close()
+    closed = DesktopVectorEnv([RaisesOnStep], timeout=30.0)
+    closed.close()
+    with pytest.raises(DisplayError, match=r"^this DesktopVectorEnv is closed: its workers"):
+        closed.step(np.array([0]))
 
 
 class SegmentLeftBehind(gymnasium.Env):

@@ -27,15 +27,19 @@ Action space (``actions="full"``): a ``Dict`` a policy can sample and a model's 
 - ``scroll``: ``Discrete`` over ``SCROLL_DIRECTIONS``; ``key``: ``Discrete`` over ``KEYS``;
 - ``text``: ``Text`` (printable ASCII) for ``type``.
 
-Fields a type does not use are ignored. ``actions="pointer"`` is the ``Dict`` of ``type``
-(move, click, double_click, right_click) and ``point`` only: every part is a ``Discrete`` or a
-``Box``, which any RL library can flatten.
+Fields a type does not use may be left out (a given one must still be inside its part of the
+space). ``actions="pointer"`` is the ``Dict`` of ``type`` (move, click, double_click,
+right_click) and ``point`` only: every part is a ``Discrete`` or a ``Box``, which any RL library
+can flatten. A dict outside the space (a NaN, a fraction, an index out of range, a missing
+field the type uses) raises ``InvalidInputError`` naming the field and what it held, before
+anything is dispatched (``mantis_fast.gym.action_space``); an ``Action`` the vocabulary refuses
+is reported in ``info["error"]`` and the episode goes on. A closed env raises ``DisplayError``:
+it never starts another desktop.
 """
 
 from __future__ import annotations
 
 import contextlib
-import string
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -44,8 +48,23 @@ import numpy as np
 from gymnasium import spaces
 
 from mantis_fast.actions.model import SCROLL_DIRECTIONS, Action, ActionType
-from mantis_fast.errors import AppError, ConnectionLostError, InvalidInputError, MantisError
+from mantis_fast.errors import (
+    AppError,
+    ConnectionLostError,
+    DisplayError,
+    InvalidInputError,
+    MantisError,
+)
 from mantis_fast.geometry.coords import normalized_to_pixels, screen_to_model
+from mantis_fast.gym.action_space import (
+    ACTION_TYPES,
+    KEYS,
+    MAX_TEXT,
+    POINTER_TYPES,
+    TEXT_CHARSET,
+    action_space,
+    read_action,
+)
 from mantis_fast.gym.app_window import check_paint_timeout
 from mantis_fast.gym.env import XdotoolGymEnv
 from mantis_fast.gym.tasks import Task, as_task
@@ -56,50 +75,6 @@ from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.connection import check_timeout
 
 __all__ = ["ACTION_TYPES", "KEYS", "POINTER_TYPES", "DesktopEnv"]
-
-ACTION_TYPES = (
-    "move",
-    "click",
-    "double_click",
-    "right_click",
-    "drag",
-    "scroll",
-    "type",
-    "key",
-    "wait",
-    "done",
-)
-POINTER_TYPES = ACTION_TYPES[:4]
-KEYS = (
-    "Return",
-    "Tab",
-    "Escape",
-    "BackSpace",
-    "Delete",
-    "space",
-    "Up",
-    "Down",
-    "Left",
-    "Right",
-    "Page_Up",
-    "Page_Down",
-    "Home",
-    "End",
-    "ctrl+a",
-    "ctrl+c",
-    "ctrl+v",
-    "ctrl+x",
-    "ctrl+z",
-    "ctrl+s",
-    "ctrl+f",
-    "ctrl+l",
-    "alt+Tab",
-    "F5",
-)
-TEXT_CHARSET = string.printable[:95]  # printable ASCII: letters, digits, punctuation, space
-MAX_TEXT = 64
-WAIT_SECONDS = 0.1  # what a sampled "wait" waits: long enough for a redraw, short for RL
-
 
 _STEP_INFO = frozenset({"dispatched", "dispatched_end", "launched", "error"})
 _TIMINGS = ("dispatch_s", "settle_s", "settled", "capture_s")
@@ -177,22 +152,9 @@ class DesktopEnv(gymnasium.Env):
                     "frame_hash": spaces.Text(17, min_length=17, charset="0123456789abcdef"),
                 }
             )
-        if actions == "pointer":
-            self.action_space: spaces.Space = spaces.Dict(
-                {"type": spaces.Discrete(len(POINTER_TYPES)), "point": point}
-            )
-        else:
-            self.action_space = spaces.Dict(
-                {
-                    "type": spaces.Discrete(len(ACTION_TYPES)),
-                    "point": point,
-                    "end": point,
-                    "scroll": spaces.Discrete(len(SCROLL_DIRECTIONS)),
-                    "key": spaces.Discrete(len(KEYS)),
-                    "text": spaces.Text(MAX_TEXT, min_length=0, charset=TEXT_CHARSET),
-                }
-            )
+        self.action_space: spaces.Dict = action_space(self.observation_size, actions)
         self._desktop: XdotoolGymEnv | None = None
+        self._closed = False
         # Pinned, not read from MANTIS_* variables: truncation follows from the seed and the
         # actions alone (docs/loops.md), whatever the environment of the process.
         self._detector = LoopDetector(
@@ -210,7 +172,9 @@ class DesktopEnv(gymnasium.Env):
     # -- the desktop -----------------------------------------------------------------------
     @property
     def desktop(self) -> XdotoolGymEnv:
-        """The running desktop (Xvfb, capture, input), started on first use."""
+        """The running desktop (Xvfb, capture, input), started on first use; ``DisplayError``
+        once the env is closed (a closed env never starts another)."""
+        self._check_open()
         if self._desktop is None:
             settle_time, quiet_ms = self._settle
             app_timeout, paint_timeout = self._app_wait
@@ -223,6 +187,18 @@ class DesktopEnv(gymnasium.Env):
                 paint_timeout=paint_timeout,
             )
         return self._desktop
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called: ``reset``, ``step`` and ``render`` then raise."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DisplayError(
+                "this DesktopEnv is closed: close() stopped its desktop, and a closed env does "
+                "not start another (make a new env to go on)"
+            )
 
     def _restart(self, reason: str) -> None:
         """Throw the desktop away (its server or app died) and start a fresh one."""
@@ -237,6 +213,7 @@ class DesktopEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
+        self._check_open()
         super().reset(seed=seed)
         self._restarts = []
         self._detector.reset()
@@ -272,10 +249,23 @@ class DesktopEnv(gymnasium.Env):
         return self._observation(result.observation, info), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """One step: ``action`` is a member of ``action_space`` (a dict) or an ``Action``.
+
+        A dict outside the action space raises ``InvalidInputError`` naming the field and what
+        it held (``read_action``), before anything is dispatched: the episode is as it was,
+        the step not counted. An ``Action`` the vocabulary refuses (a model's reply) is
+        reported in ``info["error"]``, nothing of it dispatched, and the episode goes on.
+        ``DisplayError`` after ``close()``.
+        """
+        self._check_open()
         command = action if isinstance(action, Action) else self.from_space(action)
+        try:  # what the loop detector records: the action as dispatched (clamped, canonical)
+            checked: Action | None = command.validated()
+        except InvalidInputError:
+            checked = None  # the desktop reports it in info["error"] and dispatches nothing
         self._steps += 1
         try:
-            result = self.desktop.step(command, brain_size=self.observation_size)
+            result = self.desktop.step(checked or command, brain_size=self.observation_size)
             self.task.check_alive()
         except (ConnectionLostError, AppError) as exc:
             if isinstance(exc, AppError) and self.desktop.server_alive():
@@ -299,8 +289,8 @@ class DesktopEnv(gymnasium.Env):
         reward, terminated = self.task.reward(observation, info)
         terminated = terminated or command.action_type is ActionType.DONE
         truncated = False
-        if "error" not in info:
-            self._detector.record(command, frame=info["frame_hash"])
+        if "error" not in info and checked is not None:
+            self._detector.record(checked, frame=info["frame_hash"])
             if self._detector.is_any_loop(self.hard_loop_window):
                 kinds = [
                     kind
@@ -319,12 +309,15 @@ class DesktopEnv(gymnasium.Env):
 
     def render(self) -> np.ndarray | None:
         """``render_mode="rgb_array"``: the whole screen as RGB (H, W, 3) uint8."""
+        self._check_open()
         if self.render_mode != "rgb_array":
             return None
         frame = self.desktop.capture.grab()
         return resize(frame, (frame.shape[1], frame.shape[0]))
 
     def close(self) -> None:
+        """Stop the task's app and the desktop (idempotent); the env cannot be used again."""
+        self._closed = True
         self.task.stop()
         desktop, self._desktop = self._desktop, None
         if desktop is not None:
@@ -360,33 +353,10 @@ class DesktopEnv(gymnasium.Env):
 
     # -- actions -----------------------------------------------------------------------------
     def from_space(self, sample: Mapping[str, Any]) -> Action:
-        """An ``action_space`` sample as an ``Action`` in observation pixels."""
-        if not isinstance(sample, Mapping) or "type" not in sample:
-            raise InvalidInputError(f"an action is a dict with a 'type', got {sample!r}")
-        names = POINTER_TYPES if self.action_set == "pointer" else ACTION_TYPES
-        index = int(sample["type"])
-        if not 0 <= index < len(names):
-            raise InvalidInputError(
-                f"action type index must be in 0..{len(names) - 1}, got {index}"
-            )
-        name = names[index]
-        x, y = (int(v) for v in sample.get("point", (0, 0)))
-        if name in POINTER_TYPES:
-            return Action(ActionType(name), {"x": x, "y": y})
-        if name == "drag":
-            x2, y2 = (int(v) for v in sample["end"])
-            return Action(ActionType.DRAG, {"x": x, "y": y, "x2": x2, "y2": y2})
-        if name == "scroll":
-            direction = SCROLL_DIRECTIONS[int(sample["scroll"])]
-            return Action(ActionType.SCROLL, {"x": x, "y": y, "direction": direction})
-        if name == "type":
-            text = str(sample.get("text", "")) or " "
-            return Action(ActionType.TYPE, {"text": text})
-        if name == "key":
-            return Action(ActionType.KEY, {"keys": KEYS[int(sample["key"])]})
-        if name == "wait":
-            return Action(ActionType.WAIT, {"seconds": WAIT_SECONDS})
-        return Action(ActionType.DONE)
+        """An ``action_space`` sample as an ``Action`` in observation pixels;
+        ``InvalidInputError`` naming the field when it is not inside the space
+        (``mantis_fast.gym.action_space.read_action``)."""
+        return read_action(sample, self.action_space)
 
     def to_space(self, action: Action | Mapping[str, Any]) -> dict[str, Any]:
         """A model's action as a member of ``action_space``: what a VLM reply is in the space a

@@ -159,14 +159,16 @@ class XdotoolGymEnv(GymEnvironment):
         ``action`` is an ``Action``, or upstream Mantis's action object, read by upstream's rules
         (``mantis_fast.gym.upstream.from_upstream``; one of them may be a few of ours, performed
         in order). Bad actions do not raise: ``info["error"]`` says what was wrong and the
-        episode goes on. A dead X server raises ``ConnectionLostError``.
+        episode goes on. The whole action is checked (each of its actions validated, each point
+        mapped to the screen) before any of it is dispatched, so a bad one sends no input at
+        all. A dead X server raises ``ConnectionLostError``.
         """
         size = brain_size or self.brain_size
         info: dict[str, Any] = {"action": getattr(action, "action_type", action)}
         done = False
         started = time.perf_counter()
         try:
-            commands = self._commands(action, size)
+            commands = self._checked(self._commands(action, size), size)
             done = any(getattr(c, "action_type", None) is ActionType.DONE for c in commands)
             for command in commands:
                 info.update(self._dispatch(command, size))
@@ -271,6 +273,17 @@ class XdotoolGymEnv(GymEnvironment):
         if isinstance(action, Action) or not hasattr(action, "action_type"):
             return [action]
         return from_upstream(action, brain_size or self.screen_size)
+
+    def _checked(self, commands: list[Any], brain_size: tuple[int, int] | None) -> list[Any]:
+        """``commands`` validated, their points mapped to the screen once as a check: what is
+        wrong with any of them raises here, before the first is dispatched. (What is not an
+        ``Action`` is a command of its own, which the dispatcher refuses before any input.)"""
+        checked = [c.validated() if isinstance(c, Action) else c for c in commands]
+        for command in checked:
+            if isinstance(command, Action):
+                for x, y in command.points():
+                    self.dispatcher.to_screen(command, x, y, image_size=brain_size)
+        return checked
 
     def _dispatch(self, action: Action, brain_size: tuple[int, int] | None) -> dict[str, Any]:
         done = self.dispatcher.dispatch(action, image_size=brain_size)

@@ -25,6 +25,13 @@ reports ``truncated=True`` with the reason in ``info["actor_restarted"]`` and
 ``info["truncated_reason"]``. Every wait on Ray is bounded (``step_timeout``,
 ``start_timeout``): an actor that does not answer in time is killed and replaced.
 
+Errors: ``step`` reads every desktop's action against the action space before any actor gets
+one (an action outside it is ``InvalidInputError`` naming the desktop and the field; nothing is
+sent). An exception raised inside an actor's step arrives as a typed error naming the desktop
+(a ``MantisError`` as its own type, anything else as ``DesktopPoolError``), never as Ray's
+``RayTaskError``; the actors live on, and the pool with them. A closed pool raises
+``DisplayError``.
+
 ``register_rllib_env`` registers the env with ``ray.tune.register_env`` for RLlib's env
 runners. Ray is imported only when used: ``import mantis_fast`` works without the extra.
 """
@@ -45,10 +52,13 @@ from gymnasium import spaces
 from mantis_fast._extras import require_extra
 from mantis_fast.errors import (
     DesktopPoolError,
+    DisplayError,
     InvalidInputError,
+    MantisError,
     MissingExtraError,
     RayNotInstalledError,
 )
+from mantis_fast.gym.action_space import read_actions
 from mantis_fast.gym.processes import child_pids
 
 __all__ = [
@@ -214,23 +224,27 @@ def _stack(items: Sequence[Any]) -> Any:
     return list(items)
 
 
-def _split(actions: Any, n: int) -> list[Any]:
-    """Per-desktop actions from a list of ``n`` actions or a batched ``Dict`` sample."""
-    if isinstance(actions, Mapping):
-        try:
-            return [{key: value[i] for key, value in actions.items()} for i in range(n)]
-        except (IndexError, TypeError, KeyError):
-            raise InvalidInputError(
-                f"a batched action dict needs {n} entries per key, got "
-                f"{ {k: np.shape(v) for k, v in actions.items()} }"
-            ) from None
-    if isinstance(actions, (str, bytes)) or not isinstance(actions, Sequence | np.ndarray):
-        raise InvalidInputError(
-            f"actions must be a sequence of {n} actions or a batched dict, got {actions!r}"
-        )
-    if len(actions) != n:
-        raise InvalidInputError(f"the pool has {n} desktops, got {len(actions)} actions")
-    return list(actions)
+def _desktop_error(raised: list[tuple[int, Any]]) -> BaseException:
+    """One typed error for the desktops whose step raised (Ray's ``RayTaskError``s): the first
+    one's own type when it is a ``MantisError``, else ``DesktopPoolError``; the desktops named,
+    the actors' tracebacks as notes."""
+    causes = [(i, getattr(exc, "cause", None)) for i, exc in raised]
+    described = "; ".join(
+        f"desktop {i} raised {type(cause).__name__}: {cause}"
+        if isinstance(cause, BaseException)
+        else _reason(f"desktop {i} raised", exc)
+        for (i, cause), (_, exc) in zip(causes, raised, strict=True)
+    )
+    first = causes[0][1]
+    if isinstance(first, MantisError):
+        error: BaseException = first  # its own type (and attributes), the message extended
+        error.args = (described, *first.args[1:])
+        error.__traceback__ = None
+    else:
+        error = DesktopPoolError(described)
+    for i, exc in raised:
+        error.add_note(f"desktop {i}'s actor: {exc}")
+    return error
 
 
 def _reason(what: str, exc: BaseException) -> str:
@@ -293,7 +307,10 @@ class DesktopPool:
         from mantis_fast.gym.desktop import DesktopEnv
 
         # Bad env arguments fail here, not as n dead actors (no desktop starts before a reset).
-        DesktopEnv(task, **env_kwargs).close()
+        probe = DesktopEnv(task, **env_kwargs)
+        probe.close()
+        self.action_space = probe.action_space
+        """One desktop's action space: ``step`` reads every action against it first."""
         self._ray = _ray()
         if not self._ray.is_initialized():
             raise DesktopPoolError(
@@ -316,6 +333,7 @@ class DesktopPool:
         self.restarts = 0
         """Actors restarted or replaced so far."""
         self._actors: list[Any] = []
+        self._closed = False
         try:
             self._actors = [self._new_actor() for _ in range(n)]
             self._get([a.where.remote() for a in self._actors], self.start_timeout, "start")
@@ -324,6 +342,18 @@ class DesktopPool:
             # for an unplaced actor to close would wait for nothing.
             self.close(wait=0)
             raise
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called: ``reset``, ``step`` and ``where`` then raise."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DisplayError(
+                "this DesktopPool is closed: its desktops and actors are stopped "
+                "(make a new pool to go on)"
+            )
 
     def _new_actor(self) -> Any:
         cls = _desktop_actor().options(**self._options)
@@ -348,6 +378,7 @@ class DesktopPool:
     ) -> tuple[Any, list[dict[str, Any]]]:
         """Reset every desktop: ``seed`` is an int (desktop ``i`` gets ``seed + i``), a list of
         ``n`` seeds, or None."""
+        self._check_open()
         if seed is None or isinstance(seed, int):
             seeds = [None if seed is None else seed + i for i in range(self.n)]
         elif isinstance(seed, Sequence) and len(seed) == self.n:
@@ -360,8 +391,15 @@ class DesktopPool:
         return _stack(observations), [r[1] for r in results]
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
-        """Step every desktop with its action (a list of ``n``, or a batched dict sample)."""
-        per_desktop = _split(actions, self.n)
+        """Step every desktop with its action (a list of ``n``, or a batched dict sample).
+
+        Every action is read against ``action_space`` first: one outside it raises
+        ``InvalidInputError`` naming the desktop and the field, and no desktop steps. An error
+        raised inside a desktop's step is raised here, typed and naming the desktop (see the
+        module docstring); the other desktops' steps of that call happened, their results are
+        lost with it: ``reset()`` to start over."""
+        self._check_open()
+        per_desktop = read_actions(actions, self.n, self.action_space, "desktop")
         refs = [a.step.remote(x) for a, x in zip(self._actors, per_desktop, strict=True)]
         results = self._gather(refs, self.step_timeout, None)
         observations, rewards, terminated, truncated, infos = zip(*results, strict=True)
@@ -382,6 +420,7 @@ class DesktopPool:
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
         ready_set = set(ready)
         results: list[tuple] = []
+        raised: list[tuple[int, Any]] = []
         for i, ref in enumerate(refs):
             if ref not in ready_set:
                 reason = f"the desktop actor did not answer within {timeout:g}s"
@@ -393,10 +432,15 @@ class DesktopPool:
                     continue
                 except ray.exceptions.RayActorError as exc:
                     reason = _reason("the desktop actor died", exc)
+                except ray.exceptions.RayTaskError as exc:  # the actor lives: its step raised
+                    raised.append((i, exc))
+                    continue
             observation, info = self._restart(i, reason, None if seeds is None else seeds[i])
             results.append(
                 (observation, info) if seeds is not None else (observation, 0.0, False, True, info)
             )
+        if raised:
+            raise _desktop_error(raised)
         return results
 
     def _restart(self, i: int, reason: str, seed: int | None) -> tuple[Any, dict[str, Any]]:
@@ -426,11 +470,13 @@ class DesktopPool:
 
     def where(self) -> list[dict[str, Any]]:
         """Each desktop's node id, node IP and process ids (``DesktopActor.where``)."""
+        self._check_open()
         return self._get([a.where.remote() for a in self._actors], self.step_timeout, "answer")
 
     def close(self, wait: float = 30.0) -> None:
         """Close every desktop (its Xvfb and app), waiting at most ``wait`` seconds, and end its
         actor (idempotent; a desktop not closed in time goes with its actor's reaper)."""
+        self._closed = True
         actors, self._actors = self._actors, []
         if not actors:
             return

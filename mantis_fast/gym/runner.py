@@ -220,8 +220,8 @@ class GymRunner:
                 )
             if "error" not in info and actions:
                 for action in actions:
-                    if isinstance(action, Action):
-                        self.detector.record(action, frame=observation)
+                    if isinstance(action, Action):  # as dispatched: clamped, canonical
+                        self.detector.record(action.validated(), frame=observation)
                 if self.detector.is_any_loop_adaptive(self.hard_loop_window):
                     return EpisodeResult(step, "loop", history)
                 if self.detector.is_any_loop_adaptive(self.soft_loop_window):
@@ -234,6 +234,14 @@ class GymRunner:
         if not actions:  # an upstream action with no equivalent here: nothing to dispatch
             reason = getattr(self.brain, "last_error", None) or "the brain returned no action"
             return {"error": reason}, False, observation
+        if len(actions) > 1:  # all checked before any is dispatched (env.step checks one)
+            for index, action in enumerate(actions, 1):
+                if isinstance(action, Action):
+                    try:
+                        action.validated()
+                    except InvalidInputError as exc:
+                        error = f"action {index} of {len(actions)}: {type(exc).__name__}: {exc}"
+                        return {"error": error}, False, observation
         brain_size = getattr(self.brain, "last_image_size", None)
         infos: list[dict[str, Any]] = []
         done = False

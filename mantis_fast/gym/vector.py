@@ -19,12 +19,20 @@ Every worker constructs its own env and starts its desktop at the first ``reset`
 workers run at once: the desktops start in parallel. Observations come back through shared
 memory (``shared_memory=True``), not pickled through the pipes.
 
+Bad actions: ``step`` reads every env's action against the action space in this process
+(``mantis_fast.gym.action_space.read_actions``) before any worker gets one; an action outside
+it raises ``InvalidInputError`` naming the env and the field, nothing is sent to any worker,
+and the vector env goes on as it was.
+
 Death: a desktop whose X server or app dies is replaced inside ``DesktopEnv.step`` (the step
 is ``truncated`` with ``info["desktop_restarted"]``). A worker process that dies (killed, out of
 memory) or stops answering for ``timeout`` seconds is not waited on forever:
 ``DesktopVectorEnv`` raises ``WorkerDiedError`` / ``WorkerTimeoutError`` naming the worker,
 terminates the other workers, and stops the desktop processes (Xvfb, app) the dead worker left
-behind. The vector env is then closed; make a new one to go on.
+behind. An exception raised inside a worker (Gymnasium's worker ends on one) arrives once, with
+the worker's index and its traceback as a note: a ``MantisError`` as its own type, anything
+else as ``WorkerDiedError``; the other workers are closed. Either way the vector env is then
+closed, and every later call raises ``DisplayError`` saying why; make a new one to go on.
 """
 
 from __future__ import annotations
@@ -47,11 +55,13 @@ from gymnasium.vector import AsyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
 from mantis_fast.errors import (
+    DisplayError,
     InvalidInputError,
     MantisError,
     WorkerDiedError,
     WorkerTimeoutError,
 )
+from mantis_fast.gym.action_space import is_desktop_space, read_actions
 from mantis_fast.gym.desktop import DesktopEnv
 from mantis_fast.gym.processes import child_pids
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
@@ -84,6 +94,9 @@ _CONTEXTS = ("forkserver", "spawn", "fork")
 # While a reset or step takes longer than this, the desktop processes of its workers are
 # looked at again (each look reads a few /proc files per busy worker).
 _WATCH_S = 0.25
+# How long the parent waits for a failed worker's exception to come through the error queue
+# (the worker puts it there just before it answers; the queue's feeder thread may lag).
+_ERROR_WAIT_S = 5.0
 _SYSVIPC_SHM = "/proc/sysvipc/shm"
 _IPC_RMID = 0
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -192,7 +205,12 @@ class DesktopVectorEnv(AsyncVectorEnv):
         self._created_at = time.time()  # segments older than the env are not its workers'
         self._desktop_processes: list[list[DesktopProcess]] = [[] for _ in env_fns]
         self._done = np.zeros(len(env_fns), bool)
+        self._closed_because = ""
+        self._closing = False
         super().__init__(env_fns, **kw)
+        # Desktop actions are read here, before any worker gets one (other envs read their own).
+        space = self.single_action_space
+        self._desktop_actions = space if is_desktop_space(space) else None
 
     # -- the desktop processes -------------------------------------------------------------
     def desktop_processes(self) -> tuple[tuple[DesktopProcess, ...], ...]:
@@ -222,7 +240,18 @@ class DesktopVectorEnv(AsyncVectorEnv):
         return result
 
     def step_async(self, actions: Any) -> None:
-        self._guarded(super().step_async, actions)
+        """Send each env its action; a batch with an action outside the action space raises
+        ``InvalidInputError`` naming the env and the field, and no worker gets anything."""
+        if self._desktop_actions is None or self.closed or self._state is not AsyncState.DEFAULT:
+            self._guarded(super().step_async, actions)  # Gymnasium's checks and errors
+            return
+        per_env = read_actions(actions, self.num_envs, self._desktop_actions, "env")
+        self._guarded(self._send_steps, per_env)
+
+    def _send_steps(self, per_env: list[Any]) -> None:
+        for pipe, action in zip(self.parent_pipes, per_env, strict=True):
+            pipe.send(("step", action))
+        self._state = AsyncState.WAITING_STEP
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         result = self._watched(super().step_wait, AsyncState.WAITING_STEP, timeout)
@@ -301,6 +330,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
 
     def _fail(self, kind: type[MantisError], what: str) -> MantisError:
         """The vector env is out of step with its workers: close it, and say why."""
+        self._closed_because = what
         with contextlib.suppress(Exception):
             self.close(terminate=True)
         return kind(
@@ -308,11 +338,70 @@ class DesktopVectorEnv(AsyncVectorEnv):
             "stopped (make a new one to go on)"
         )
 
+    def _raise_if_errors(self, successes: Sequence[bool]) -> None:
+        """Workers that raised (Gymnasium's worker sends its exception through the error queue
+        and ends): one typed error naming them, once; the other workers are closed and so is
+        the vector env. (Gymnasium re-raises the last one bare, by its type and message alone,
+        and leaves the env open with a worker gone: the next call fails on its ``None`` pipe.)
+        """
+        failed = [index for index, ok in enumerate(successes) if not ok]
+        if not failed:
+            return
+        errors: list[tuple[int, BaseException | None, str]] = []
+        for fallback in failed:
+            try:
+                index, _, exc, trace = self.error_queue.get(timeout=_ERROR_WAIT_S)
+            except Exception as unread:  # nothing came, or an exception that does not unpickle
+                index, exc, trace = fallback, None, f"{type(unread).__name__}: {unread}"
+            errors.append((index, exc, trace))
+            pipe = self.parent_pipes[index]
+            if pipe is not None:
+                pipe.close()
+                self.parent_pipes[index] = None
+        self._state = AsyncState.DEFAULT
+        raise self._worker_error(errors)
+
+    def _worker_error(self, errors: list[tuple[int, BaseException | None, str]]) -> BaseException:
+        described = []
+        for index, exc, _ in errors:
+            pid = self.processes[index].pid
+            what = "an error it could not send" if exc is None else f"{type(exc).__name__}: {exc}"
+            described.append(f"worker {index} (pid {pid}) raised {what}")
+        what = "; ".join(described)
+        self._closed_because = what
+        if not self._closing:
+            with contextlib.suppress(Exception):
+                self.close()  # the failed workers ended; the others close their desktops
+        message = (
+            f"{what}; the vector env of {self.num_envs} desktops is closed, its desktops "
+            "stopped (make a new one to go on)"
+        )
+        first = errors[0][1]
+        if isinstance(first, MantisError):
+            error: BaseException = first  # its own type (and attributes), the message extended
+            error.args = (message, *first.args[1:])
+            error.__traceback__ = None
+        else:
+            error = WorkerDiedError(message)
+        for index, _, trace in errors:
+            error.add_note(f"worker {index}'s traceback:\n{trace.rstrip()}")
+        return error
+
+    def _assert_is_running(self) -> None:
+        # Gymnasium calls this first in every reset, step, call and set_attr.
+        if self.closed:
+            why = f" after {self._closed_because}" if self._closed_because else ""
+            raise DisplayError(
+                f"this DesktopVectorEnv is closed{why}: its workers and desktops are stopped "
+                "(make a new one to go on)"
+            )
+
     # -- closing ---------------------------------------------------------------------------
     def close_extras(self, timeout: float | None = None, terminate: bool = False) -> None:
         """Ask every worker to close its env (bounded by ``timeout``); terminate, then kill,
         the workers that do not; then stop any desktop process a worker left behind.
         (Gymnasium's own close waits without a bound for a worker that stopped answering.)"""
+        self._closing = True  # a worker's error met while closing does not close again
         deadline = time.monotonic() + (0.0 if terminate else self._bound(timeout))
         # A worker that is terminated runs no cleanup: see its desktop processes while it lives.
         self._look_at_children(range(self.num_envs))
