@@ -4,21 +4,25 @@ fixture, real sockets, a real Xvfb for the X11 fallback)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import socket
 import stat
 import subprocess
+import sys
+import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import mantis_fast
 from mantis_fast.errors import DisplayError, InvalidInputError
 from mantis_fast.geometry.display_descriptor import (
     DESCRIPTOR_VERSION,
@@ -27,6 +31,8 @@ from mantis_fast.geometry.display_descriptor import (
     displays_from_descriptor,
 )
 from mantis_fast.geometry.display_parsers import (
+    MAX_TOOL_ENTRIES,
+    MAX_TOOL_OUTPUT,
     parse_hyprland_monitors,
     parse_sway_outputs,
     parse_system_profiler_displays,
@@ -51,6 +57,14 @@ PARSERS: dict[str, Callable[..., list[Display]]] = {
     "macos": parse_system_profiler_displays,
     "windows": parse_windows_screens,
     "x11": parse_xrandr_monitors,
+}
+# The command each parser names as ``DisplayToolError.tool``.
+TOOLS = {
+    parse_hyprland_monitors: "hyprctl",
+    parse_sway_outputs: "swaymsg",
+    parse_system_profiler_displays: "system_profiler",
+    parse_windows_screens: "powershell",
+    parse_xrandr_monitors: "xrandr",
 }
 GOLDEN = sorted(p for p in FIXTURES.iterdir() if not p.name.endswith(".expected.json"))
 
@@ -196,7 +210,7 @@ def test_sway_transforms_turn_the_backing_size(transform: str, backing) -> None:
     assert display.backing_size == backing and display.bounds == (0, 0, 1500, 1000)
 
 
-# -- bad input: InvalidInputError naming what was wrong -------------------------------------
+# -- bad input: DisplayToolError (an InvalidInputError too) naming what was wrong -----------
 
 HYPR = {"id": 0, "name": "eDP-1", "width": 1920, "height": 1080, "x": 0, "y": 0, "scale": 1.0}
 SWAY = {"name": "DP-1", "active": True, "rect": {"x": 0, "y": 0, "width": 10, "height": 10}}
@@ -267,19 +281,34 @@ def mac(*displays: dict) -> str:
          "'Primary' must be true or false"),
         (parse_windows_screens, json.dumps([{"DeviceName": "A"}]), "screen 'A' has no 'Bounds'"),
         (parse_windows_screens, "[" * 100_000, "not JSON|nested too deeply"),
-        (parse_windows_screens, "[" + "1" * 5000 + "]", "not JSON"),
+        # Valid JSON: a 5,000-digit integer is read as its length, never handed to int().
+        (parse_windows_screens, "[" + "1" * 5000 + "]", "screen 0: .* got a 5,000-digit integer"),
     ],
 )  # fmt: skip
 def test_bad_input_is_named(parser, text: str, message: str) -> None:
-    with pytest.raises(InvalidInputError, match=message):
+    with pytest.raises(DisplayToolError, match=message) as caught:
         parser(text)
+    assert isinstance(caught.value, InvalidInputError) and caught.value.tool == TOOLS[parser]
 
 
 @pytest.mark.parametrize("parser", list(PARSERS.values()))
 @pytest.mark.parametrize("bad", [None, 5, ["[]"]])
 def test_parsers_take_text_only(parser, bad) -> None:
-    with pytest.raises(InvalidInputError, match="as str or bytes, got"):
+    with pytest.raises(DisplayToolError, match="as str or bytes, got"):
         parser(bad)
+
+
+def parse_or_tool_error(parser: Callable[..., list[Display]], data: Any) -> list[Display] | None:
+    """The displays, or None for a ``DisplayToolError`` naming the parser's tool (and an
+    ``InvalidInputError`` too); any other exception propagates and fails the test."""
+    try:
+        displays = parser(data)
+    except DisplayToolError as exc:
+        assert isinstance(exc, InvalidInputError), repr(exc)
+        assert exc.tool == TOOLS[parser] and len(str(exc)) < 600, repr(exc)
+        return None
+    assert all(isinstance(d, Display) for d in displays)
+    return displays
 
 
 json_values = st.recursive(
@@ -301,16 +330,12 @@ json_values = st.recursive(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=json_values, parser=st.sampled_from(list(PARSERS.values())))
-def test_fuzz_arbitrary_json_raises_only_invalid_input(value, parser) -> None:
+def test_fuzz_arbitrary_json_raises_only_tool_errors(value, parser) -> None:
     try:
         text = json.dumps(value)
     except ValueError:  # NaN is fine for Python's json, but keep the guard general
         return
-    try:
-        displays = parser(text)
-    except InvalidInputError:
-        return
-    assert all(isinstance(d, Display) for d in displays)
+    parse_or_tool_error(parser, text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -318,9 +343,8 @@ def test_fuzz_arbitrary_json_raises_only_invalid_input(value, parser) -> None:
     data=st.one_of(st.text(), st.binary()),
     parser=st.sampled_from(list(PARSERS.values())),
 )
-def test_fuzz_arbitrary_text_raises_only_invalid_input(data, parser) -> None:
-    with contextlib.suppress(InvalidInputError):
-        parser(data)
+def test_fuzz_arbitrary_text_raises_only_tool_errors(data, parser) -> None:
+    parse_or_tool_error(parser, data)
 
 
 @settings(max_examples=200, deadline=None)
@@ -330,8 +354,264 @@ def test_fuzz_truncated_and_corrupted_fixtures(path: Path, cut: float, flip: int
     end = int(len(data) * cut)
     parser = PARSERS[source_of(path)]
     for sample in (bytes(data[:end]), bytes(data[:end] + bytes([flip]) + data[end + 1 :])):
-        with contextlib.suppress(InvalidInputError):
-            parser(sample)
+        parse_or_tool_error(parser, sample)
+
+
+# -- hostile output: bounded time and size, typed errors ------------------------------------
+
+# A whole child interpreter (start, import, build the text, parse) must finish in this long.
+# The fixed parsers take well under a second; the ones they replace took 13 s to hours.
+PARSE_DEADLINE = 10.0
+PACKAGE_ROOT = Path(mantis_fast.__file__).resolve().parent.parent
+
+
+def parse_in_child(parser: str, build: str) -> str:
+    """Run ``parser`` on ``text`` (built by the source ``build``) in a fresh interpreter killed
+    at ``PARSE_DEADLINE``: a parser that stalls fails this test instead of the suite. Returns
+    ``"ok N"`` or ``"DisplayToolError <tool>: <message>"``; anything else fails."""
+    source = f"""
+        import json
+        from mantis_fast.errors import DisplayToolError, InvalidInputError
+        from mantis_fast.geometry import display_parsers
+        {textwrap.indent(textwrap.dedent(build), " " * 8).strip()}
+        try:
+            displays = display_parsers.{parser}(text)
+        except DisplayToolError as exc:
+            assert isinstance(exc, InvalidInputError)
+            print("DisplayToolError", exc.tool + ":", str(exc)[:500])
+        else:
+            print("ok", len(displays))
+    """
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}  # the package this session tests
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(source)],
+            capture_output=True,
+            text=True,
+            timeout=PARSE_DEADLINE,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{parser} still running after {PARSE_DEADLINE}s (killed)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+def within_deadline(call: Callable[[], Any]) -> Any:
+    """``call()`` in a thread, failing the test if it is not done within ``PARSE_DEADLINE``
+    (for inputs that are quick even for a broken parser, where a child would only cost)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed back to the test
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(PARSE_DEADLINE)
+    if worker.is_alive():
+        pytest.fail(f"still running after {PARSE_DEADLINE}s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+HYPR_LIST = textwrap.dedent("""
+    def listing(n, same_id=False):
+        return json.dumps(
+            [{"id": 0 if same_id else i, "name": f"M{i}", "width": 10, "height": 10,
+              "x": 10 * (i % 1000), "y": 10 * (i // 1000), "scale": 1} for i in range(n)],
+            separators=(",", ":"),
+        )
+""")
+
+
+@pytest.mark.parametrize(
+    ("parser", "build", "expected"),
+    [
+        # The duplicate-id check counted each id in the whole list: 181 s for these.
+        ("parse_hyprland_monitors", HYPR_LIST + "text = listing(100_000)",
+         "DisplayToolError hyprctl: hyprctl monitors -j lists 100,000 entries, more than the "
+         "4,096 a display list can hold"),
+        ("parse_sway_outputs",
+         "text = json.dumps([{'name': f'O{i}', 'rect': {'x': 10 * i, 'y': 0, 'width': 10, "
+         "'height': 10}} for i in range(40_000)])",
+         "DisplayToolError swaymsg: swaymsg -t get_outputs lists 40,000 entries"),
+        ("parse_windows_screens",
+         "text = json.dumps([{'Bounds': {'X': 10 * i, 'Y': 0, 'Width': 10, 'Height': 10}} "
+         "for i in range(40_000)])",
+         "DisplayToolError powershell: PowerShell [Screen]::AllScreens lists 40,000 screens"),
+        ("parse_xrandr_monitors",
+         "text = ''.join(f' {i}: +M{i} 10/1x10/1+{10 * i}+0  M{i}\\n' for i in range(40_000))",
+         "DisplayToolError xrandr: xrandr lists 4,097 monitor lines, more than the 4,096"),
+        # At the cap: linear (this many repeated ids took the old check seconds).
+        ("parse_hyprland_monitors", HYPR_LIST + "text = listing(4096)", "ok 4096"),
+        ("parse_hyprland_monitors", HYPR_LIST + "text = listing(4096, same_id=True)",
+         r"DisplayToolError hyprctl: hyprctl monitors -j lists display id(s) [0] more than once"),
+        ("parse_xrandr_monitors",
+         "text = ''.join(f' {i}: M{i} 10x10+{10 * i}+0\\n' for i in range(4096))", "ok 4096"),
+        # One regex over the whole line backtracked: 13-20 s for the first, hours for the second.
+        ("parse_xrandr_monitors", "text = ' 0: A' + ' ' * 32_000",
+         "DisplayToolError xrandr: cannot parse xrandr monitor line '0: A'"),
+        ("parse_xrandr_monitors", "text = ' 0: ' + ' ' * 32_000 + 'x'",
+         "DisplayToolError xrandr: cannot parse xrandr monitor line '0:       "),
+        ("parse_xrandr_monitors", "text = ' 0: A' + ' ' * 8_000_000 + '1x1+0+0'", "ok 1"),
+        # Past the size cap: refused unread, whatever it holds.
+        ("parse_sway_outputs", "text = b'[' + b' ' * (8 * 1024 * 1024) + b']'",
+         "DisplayToolError swaymsg: swaymsg -t get_outputs output is 8,388,610 bytes, more than "
+         "the 8,388,608 a display list can take"),
+        ("parse_xrandr_monitors", "text = ' 0: A 1x1+0+0\\n' * 1_000_000",
+         "DisplayToolError xrandr: xrandr output is 14,000,000 characters"),
+    ],
+    ids=["hyprland-100k", "sway-40k", "windows-40k", "xrandr-40k", "hyprland-4096",
+         "hyprland-4096-same-id", "xrandr-4096", "xrandr-32k-spaces", "xrandr-32k-spaces-head",
+         "xrandr-8M-spaces", "sway-8MiB", "xrandr-14M"],
+)  # fmt: skip
+def test_hostile_output_is_answered_in_bounded_time(parser: str, build: str, expected: str):
+    assert parse_in_child(parser, build).startswith(expected)
+
+
+def test_the_size_cap_is_exact() -> None:
+    listing = json.dumps([HYPR]).encode()
+    padded = listing + b" " * (MAX_TOOL_OUTPUT - len(listing))
+    assert len(parse_hyprland_monitors(padded)) == 1
+    with pytest.raises(DisplayToolError, match=f"is {MAX_TOOL_OUTPUT + 1:,} bytes, more than"):
+        parse_hyprland_monitors(padded + b" ")
+    with pytest.raises(DisplayToolError, match=f"is {MAX_TOOL_OUTPUT + 1:,} characters"):
+        parse_windows_screens(padded.decode() + " ")
+    at_cap = json.dumps([{**WIN, "DeviceName": f"D{i}"} for i in range(MAX_TOOL_ENTRIES)])
+    assert len(parse_windows_screens(at_cap)) == MAX_TOOL_ENTRIES
+    one_more = json.dumps([WIN] * (MAX_TOOL_ENTRIES + 1))
+    with pytest.raises(DisplayToolError, match=f"lists {MAX_TOOL_ENTRIES + 1:,} screens"):
+        parse_windows_screens(one_more)
+
+
+DIGITS = "1" * 5000
+
+
+@pytest.mark.parametrize(
+    ("parser", "text", "message"),
+    [
+        # int() of these raised Python's own "Exceeds the limit (4300 digits)" ValueError.
+        (parse_xrandr_monitors, f" 0: A {DIGITS}x10+0+0\n", "a number of 5,000 digits"),
+        (parse_xrandr_monitors, f" 0: A 10/{DIGITS}x10+0+0\n", None),
+        (parse_xrandr_monitors, f" 0: A 10x10+0-{DIGITS}\n", "a number of 5,000 digits"),
+        (parse_xrandr_monitors, f" {DIGITS}: A 10x10+0+0\n", "a number of 5,000 digits"),
+        (parse_xrandr_monitors, f" 0: A 10x10+0+0\n 0{DIGITS}: B 10x10+0+0\n",
+         "a number of 5,000 digits"),
+        (parse_xrandr_monitors, f" 0: A 10x10+0+{'0' * 5000}7\n", None),  # leading zeros: 7
+        (parse_windows_screens, json.dumps([{**WIN, "Bounds": f"{{X={DIGITS},Y=0,Width=1,"
+                                                              "Height=1}"}]),
+         r"screen 'DISPLAY1' 'Bounds' '\{X=1111.*: a number of 5,000 digits is out of range"),
+        (parse_windows_screens, f'[{{"Bounds": {{"X": {DIGITS}, "Y": 0, "Width": 1, '
+                                '"Height": 1}}]', "'X' must be an int32 integer, got a 5,000"),
+        (parse_hyprland_monitors, json.dumps([HYPR])[:-2] + f', "x": -{DIGITS}}}]',
+         "'x' must be an int32 integer, got a 5,000-digit integer"),
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "scale": 10**400}]), "'scale' must be in"),
+        (parse_hyprland_monitors, json.dumps([HYPR])[:-2] + f', "refreshRate": {DIGITS}}}]',
+         None),  # a field nobody reads may hold anything
+        (parse_sway_outputs, json.dumps([SWAY])[:-2] + f', "current_mode": {{"width": {DIGITS}, '
+                                                       '"height": 1}}]',
+         "'width' must be an int32 integer, got a 5,000-digit integer"),
+        (parse_system_profiler_displays,
+         json.dumps({"SPDisplaysDataType": [{"spdisplays_vram": 1, "spdisplays_ndrvs": [
+             {**MAC_DISPLAY, "_spdisplays_resolution": f"{DIGITS} x 982"}]}]}),
+         "'_spdisplays_resolution' is not 'W x H', got '1111"),
+        (parse_system_profiler_displays,
+         f'{{"SPDisplaysDataType": [{{"spdisplays_vram": {DIGITS}, "spdisplays_ndrvs": '
+         f'{json.dumps([MAC_DISPLAY])}}}]}}', None),
+    ],
+)  # fmt: skip
+def test_numbers_of_any_length_are_never_converted(parser, text: str, message) -> None:
+    if message is None:
+        assert within_deadline(lambda: parse_or_tool_error(parser, text)) is not None
+    else:
+        with pytest.raises(DisplayToolError, match=message):
+            within_deadline(lambda: parser(text))
+
+
+@pytest.mark.parametrize(
+    ("parser", "text", "message"),
+    [
+        (parse_hyprland_monitors, json.dumps([{**HYPR, "name": "N" * 10**6, "width": 0}]),
+         r"monitor 'NNNN+\.\.\.: 'width' must be positive"),
+        (parse_sway_outputs, json.dumps([{**SWAY, "transform": "T" * 10**6}]),
+         r"unknown 'transform' 'TTT+\.\.\. \(one of"),
+        (parse_windows_screens, json.dumps([{"DeviceName": "D" * 10**6}]), "has no 'Bounds'"),
+        (parse_system_profiler_displays, mac({"_name": "L" * 10**6}), "reports no resolution"),
+        (parse_xrandr_monitors, " 0: " + "name " * 200_000, "cannot parse xrandr monitor line"),
+        (parse_hyprland_monitors, "not json " * 100_000, "is not JSON"),
+    ],
+)  # fmt: skip
+def test_quoted_text_in_a_message_is_cut(parser, text: str, message: str) -> None:
+    with pytest.raises(DisplayToolError, match=message) as caught:
+        within_deadline(lambda: parser(text))
+    assert len(str(caught.value)) < 300
+
+
+def test_macos_arguments_are_the_callers_errors() -> None:
+    text = mac(MAC_DISPLAY)
+    for main in ("1", 1.0, True, [1]):
+        with pytest.raises(InvalidInputError, match="main_display_id must be") as caught:
+            parse_system_profiler_displays(text, main)
+        assert not isinstance(caught.value, DisplayToolError)
+    for origins, message in [
+        ([(0, 0)], "origins must be a mapping"),
+        ({1: (0,)}, r"origin of display 1 must be \(x, y\), got \(0,\)"),
+        ({1: (10**5000, "a")}, r"must be integers, got \(a huge int, 'a'\)"),
+        ({1: (10**5000, 1, 2)}, "must be \\(x, y\\), got <a tuple holding an int too large"),
+    ]:
+        with pytest.raises(InvalidInputError, match=message):
+            parse_system_profiler_displays(text, origins=origins)
+    assert parse_system_profiler_displays(text, 7, origins={7: (-5, 9)}) == [
+        Display(0, (0, 0, 1512, 982), 2.0, True, "LCD", backing_size=(3024, 1964))
+    ]
+
+
+# What a hostile tool prints, from pieces the parsers treat specially: runs of blanks, long
+# digit strings, signs and separators of a geometry, JSON brackets and numbers.
+HOSTILE_PIECES = st.sampled_from(
+    [" ", "  ", "\t", "\n", "\r\n", "\u2028", "0", "7", "12", "-", "+", "+-", "*", "+*", ":",
+     "x", "X", "/", "=", ",", "{", "}", "[", "]", '"', "A", "eDP-1", "é", "1920/344x1080/193",
+     "+0+0", "-1920+180", "10x10", "Bounds", "X=", "Width=", "1" * 5000, "0" * 60, "1e999",
+     "-1e999", "NaN", "9" * 41, "null", "true"]
+)  # fmt: skip
+hostile_text = st.one_of(
+    st.lists(HOSTILE_PIECES, max_size=40).map("".join),
+    st.tuples(st.sampled_from(["", " 0: ", " 3: +*", "[", "{"]), HOSTILE_PIECES,
+              st.integers(0, 400), st.lists(HOSTILE_PIECES, max_size=8))
+    .map(lambda t: t[0] + t[1] * t[2] + "".join(t[3])),
+)  # fmt: skip
+# JSON the parsers might meet, with leaves no real tool prints: huge integers (HUGE becomes a
+# 5,000-digit one, past what Python turns into text), infinite floats, long strings.
+HUGE = "<a 5,000-digit integer>"
+hostile_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from([HUGE, -(10**400), 2**31])
+    | st.floats() | st.text(max_size=12) | st.sampled_from(["x" * 5000, "1 x 1", "{X=1}"]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(sorted({*HYPR, *SWAY, *MAC_DISPLAY, *WIN, "rect",
+                                               "current_mode", "SPDisplaysDataType",
+                                               "spdisplays_ndrvs", "X", "Y", "Width",
+                                               "Height", "transform", "mirrorOf"})),
+                      inner, max_size=7),
+    max_leaves=30,
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hostile_text, parser=st.sampled_from(list(PARSERS.values())))
+def test_fuzz_hostile_text_raises_only_tool_errors(data: str, parser) -> None:
+    within_deadline(lambda: parse_or_tool_error(parser, data))
+    within_deadline(lambda: parse_or_tool_error(parser, data.encode()))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=hostile_json, parser=st.sampled_from(list(PARSERS.values())))
+def test_fuzz_hostile_json_raises_only_tool_errors(value, parser) -> None:
+    text = json.dumps(value).replace(json.dumps(HUGE), DIGITS)  # NaN, Infinity too
+    within_deadline(lambda: parse_or_tool_error(parser, text))
 
 
 # -- the descriptor -------------------------------------------------------------------------
@@ -430,6 +710,20 @@ def test_descriptor_round_trip(displays: list[Display]) -> None:
           "scale_factor": 1, "primary": True, "name": ""}]}, "'primary' is 5, but .* is 0"),
         ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1],
           "scale_factor": 1, "primary": True, "name": ""}]}, "'primary' is None, but .* is 0"),
+        # Numbers past float64 and past Python's int-to-text limit: named, never a bare
+        # OverflowError or "Exceeds the limit (4300 digits)" ValueError.
+        ({"version": 1, "primary": 0, "displays": [{"id": 0, "bounds": [0, 0, 1, 1],
+          "scale_factor": 10**400, "primary": True, "name": ""}]},
+         "scale_factor must be a positive number"),
+        ({"version": 1, "primary": 1, "displays": [{"id": 10**5000, "bounds": [0, 0, 1, 1],
+          "scale_factor": 1, "primary": True, "name": ""}]},
+         "'primary' is 1, but .* is <an int of 16610 bits>"),
+        ({"version": 1, "primary": 0, "displays": [{"id": 10**5000, "bounds": [0, 0, 1, 1],
+          "scale_factor": 1, "primary": False, "name": ""}] * 2},
+         "repeats display ids: <a list holding an int too large to print>"),
+        ({"version": 1, "primary": 0, "displays": [{"id": i, "bounds": [0, 0, 1, 1],
+          "scale_factor": 1, "primary": True, "name": ""} for i in range(10**5)]},
+         r"got ids \[0, 1, .*, 9\] and 99990 more$"),
     ],
 )  # fmt: skip
 def test_bad_descriptor_is_named(descriptor, message: str) -> None:

@@ -24,6 +24,7 @@ number when a key changes meaning. ``displays_from_descriptor`` reads a descript
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,7 +100,9 @@ def _entry(entry: Any, index: int) -> Display:
     if not isinstance(entry["name"], str):
         raise InvalidInputError(f"{where}: 'name' must be a string")
     scale = entry["scale_factor"]
-    if isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isinf(scale):
+    # Only a float is inf (math.isinf of an int past float64 raises OverflowError; Display
+    # names such a scale itself).
+    if isinstance(scale, float) and math.isinf(scale):
         raise InvalidInputError(f"{where}: 'scale_factor' must be finite")
     for key in ("bounds", "backing_size"):
         if key in entry and not isinstance(entry[key], list):
@@ -115,6 +118,13 @@ def _entry(entry: Any, index: int) -> Display:
         )
     except InvalidInputError as exc:
         raise InvalidInputError(f"{where}: {exc}") from None
+
+
+def _ids(ids: list[int]) -> str:
+    """At most ten ids for a message; an id is any non-negative int, so through ``_shown``
+    (which never raises for one past the interpreter's digit limit)."""
+    more = f" and {len(ids) - 10} more" if len(ids) > 10 else ""
+    return _shown(ids[:10]) + more
 
 
 def displays_from_descriptor(descriptor: Any) -> list[Display]:
@@ -137,18 +147,18 @@ def displays_from_descriptor(descriptor: Any) -> list[Display]:
     if not isinstance(entries, list):
         raise InvalidInputError("displays descriptor has no 'displays' array")
     displays = [_entry(entry, index) for index, entry in enumerate(entries)]
-    ids = [d.id for d in displays]
-    if len(set(ids)) != len(ids):
-        raise InvalidInputError(f"displays descriptor repeats display ids: {ids}")
+    repeated = [i for i, n in Counter(d.id for d in displays).items() if n > 1]
+    if repeated:
+        raise InvalidInputError(f"displays descriptor repeats display ids: {_ids(repeated)}")
     flagged = [d.id for d in displays if d.primary]
     if displays and len(flagged) != 1:
         raise InvalidInputError(
-            f"displays descriptor must flag exactly one display primary, got ids {flagged}"
+            f"displays descriptor must flag exactly one display primary, got ids {_ids(flagged)}"
         )
     top = descriptor.get("primary")
     if top != (flagged[0] if flagged else None) or isinstance(top, bool):
         raise InvalidInputError(
             f"displays descriptor 'primary' is {_shown(top, 40)}, but the display flagged "
-            f"primary is {flagged[0] if flagged else None}"
+            f"primary is {_shown(flagged[0] if flagged else None, 40)}"
         )
     return displays

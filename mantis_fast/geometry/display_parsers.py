@@ -14,22 +14,36 @@ layout on Wayland, points on macOS, virtual-screen pixels on Windows); ``backing
 device-pixel size where the tool reports one. Every parser takes ``str`` or ``bytes``, marks
 the first display primary when the platform marks none (``with_primary``), and answers
 anything it cannot read (not JSON, a missing or mistyped field, an empty rectangle) with an
-``InvalidInputError`` naming the tool, the entry and the field. Running the tools is
-``mantis_fast.platforms``' job; nothing here starts a process.
+error naming the tool, the entry and the field: a ``DisplayToolError`` whose ``tool`` is the
+command's name, and an ``InvalidInputError`` (a ``ValueError``) too.
+
+Hostile output costs linear time. An output over ``MAX_TOOL_OUTPUT`` (8 MiB, the cap
+``platforms.run_tool`` puts on a tool) or listing more than ``MAX_TOOL_ENTRIES`` (4,096)
+monitors is refused before any monitor is read; numbers of any length are never handed to
+``int()`` (a JSON integer of more than 40 digits is kept as its length, a geometry number of
+more than 10 digits is out of range); xrandr lines are split into words, not matched by a
+backtracking pattern; and quoted text in a message is cut to a few dozen characters. Running
+the tools is ``mantis_fast.platforms``' job; nothing here starts a process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import numbers
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mantis_fast.errors import InvalidInputError
+from mantis_fast.errors import DisplayToolError, InvalidInputError
+from mantis_fast.geometry.coords import _shown
 from mantis_fast.geometry.displays import Display, with_primary
 
 __all__ = [
+    "MAX_TOOL_ENTRIES",
+    "MAX_TOOL_OUTPUT",
     "parse_hyprland_monitors",
     "parse_sway_outputs",
     "parse_system_profiler_displays",
@@ -38,10 +52,76 @@ __all__ = [
 ]
 
 
+# -- bounds ---------------------------------------------------------------------------------
+
+# No display list is near either: more is a broken or hostile tool, refused unread.
+MAX_TOOL_OUTPUT = 8 * 1024 * 1024  # bytes (characters for str); run_tool's cap on a tool
+MAX_TOOL_ENTRIES = 4096  # monitors (entries, lines) in one listing
+_JSON_INT_DIGITS = 40  # a longer JSON integer is no field's value: kept as its length
+_GEOMETRY_DIGITS = 10  # a longer geometry number is out of range: never converted
+
+
+class _ToolOutputError(DisplayToolError, InvalidInputError):
+    """What a parser raises: a ``DisplayToolError`` naming the tool that printed the output,
+    and an ``InvalidInputError`` (a ``ValueError``), as these parsers have always raised."""
+
+
+@contextlib.contextmanager
+def _reading(tool: str) -> Iterator[None]:
+    """Raise every ``InvalidInputError`` of the block as a ``_ToolOutputError`` of ``tool``."""
+    try:
+        yield
+    except _ToolOutputError:
+        raise
+    except InvalidInputError as exc:
+        raise _ToolOutputError(str(exc), tool=tool) from None
+
+
+class _LongInt:
+    """A JSON integer too long to be any field's value, kept as its digit count: ``int()`` of
+    a long digit string is quadratic, and refused past the interpreter's digit limit."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+    def __repr__(self) -> str:
+        return f"a {self.digits:,}-digit integer"
+
+
+def _json_int(text: str) -> int | _LongInt:
+    return int(text) if len(text) <= _JSON_INT_DIGITS else _LongInt(text)
+
+
+def _small_int(text: str, where: str) -> int:
+    """``int(text)`` of a signed ASCII decimal (a regex group) of at most 10 significant
+    digits; a longer one is out of any range a display has, and is never converted."""
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > _GEOMETRY_DIGITS:
+        raise InvalidInputError(f"{where}: a number of {len(digits):,} digits is out of range")
+    # Leading zeros count toward Python's digit limit too: convert what is left.
+    return -int(digits or "0") if text.startswith("-") else int(digits or "0")
+
+
+def _count(count: int, tool: str, what: str = "entries") -> None:
+    if count > MAX_TOOL_ENTRIES:
+        raise InvalidInputError(
+            f"{tool} lists {count:,} {what}, more than the {MAX_TOOL_ENTRIES:,} "
+            "a display list can hold"
+        )
+
+
 # -- shared readers -------------------------------------------------------------------------
 
 
 def _text(text: object, tool: str) -> str:
+    if isinstance(text, (bytes, bytearray, str)) and len(text) > MAX_TOOL_OUTPUT:
+        unit = "characters" if isinstance(text, str) else "bytes"
+        raise InvalidInputError(
+            f"{tool} output is {len(text):,} {unit}, more than the {MAX_TOOL_OUTPUT:,} "
+            "a display list can take"
+        )
     if isinstance(text, (bytes, bytearray)):
         data = bytes(text)
         # PowerShell may write UTF-16 with a BOM when its output is redirected.
@@ -55,14 +135,18 @@ def _text(text: object, tool: str) -> str:
     return text
 
 
-def _brief(value: object) -> str:
-    """A short, safe description of a JSON value for an error message."""
+def _brief(value: object, limit: int = 60) -> str:
+    """A short, safe description of a JSON value (or a quoted name) for an error message."""
     if isinstance(value, dict):
         return f"an object with {len(value)} key(s)"
     if isinstance(value, list):
         return f"an array of {len(value)}"
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge int"
-    return text if len(text) <= 60 else text[:57] + "..."
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return "a huge int"
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]  # repr() of the whole would cost the whole
+    text = _shown(value, limit + 1)  # never raises for an int past Python's digit limit
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _json(text: object, tool: str) -> Any:
@@ -70,13 +154,13 @@ def _json(text: object, tool: str) -> Any:
     if not source.strip():
         raise InvalidInputError(f"{tool} printed nothing (expected JSON)")
     try:
-        return json.loads(source)
+        return json.loads(source, parse_int=_json_int)
     except RecursionError:
         raise InvalidInputError(f"{tool} output is JSON nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, or an int literal past Python's digit limit
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        start = source.strip()[:40]
-        raise InvalidInputError(f"{tool} output is not JSON ({detail}): {start!r}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"{tool} output is not JSON ({exc.msg}): {_brief(source.strip(), 40)}"
+        ) from None
 
 
 def _array(value: Any, where: str) -> list[Any]:
@@ -111,10 +195,10 @@ def _int(obj: Mapping[str, Any], key: str, where: str, *, positive: bool = False
 
 def _scale(obj: Mapping[str, Any], key: str, where: str) -> float:
     value = _missing(obj, key, where)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, _LongInt)):
         raise InvalidInputError(f"{where}: {key!r} must be a number, got {_brief(value)}")
     # A scale outside 1/64..64 is no monitor's: a corrupt reply, not a layout.
-    if not (math.isfinite(value) and 1 / 64 <= value <= 64):
+    if isinstance(value, _LongInt) or not (math.isfinite(value) and 1 / 64 <= value <= 64):
         raise InvalidInputError(f"{where}: {key!r} must be in 1/64..64, got {_brief(value)}")
     return float(value)
 
@@ -144,10 +228,10 @@ def _display(where: str, *args: Any, **kwargs: Any) -> Display:
 
 
 def _unique_ids(displays: list[Display], tool: str) -> list[Display]:
-    ids = [d.id for d in displays]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    repeated = sorted(i for i, n in Counter(d.id for d in displays).items() if n > 1)
     if repeated:
-        raise InvalidInputError(f"{tool} lists display id(s) {repeated} more than once")
+        more = f" and {len(repeated) - 10:,} more" if len(repeated) > 10 else ""
+        raise InvalidInputError(f"{tool} lists display id(s) {repeated[:10]}{more} more than once")
     return with_primary(displays) if displays else []
 
 
@@ -169,16 +253,35 @@ _SWAY_TRANSFORMS = {
 
 # " 0: +*eDP-1 1920/344x1080/193+0+0  eDP-1": index, "+" automatic, "*" primary, name (any
 # text, spaces included: ``xrandr --setmonitor "Left panel" ...``), width/mm x height/mm,
-# signed offsets, outputs. The name ends where the first geometry begins. xrandr prints each
-# offset as "+%d", so a negative one reads "+-200" (a bare "-200" is taken too).
-_MONITOR_LINE = re.compile(
-    r"^\s*(?P<index>\d+):\s+(?P<flags>[+*]*)(?P<name>.+?)\s+"
-    r"(?P<width>\d+)(?:/\d+)?x(?P<height>\d+)(?:/\d+)?"
-    r"(?P<x>\+-?\d+|-\d+)(?P<y>\+-?\d+|-\d+)(?:\s.*)?$"
+# signed offsets, outputs. The name ends at the first later word that is a geometry. xrandr
+# prints each offset as "+%d", so a negative one reads "+-200" (a bare "-200" is taken too).
+# A line is split into words and each word matched whole: no pattern spans the free-text
+# name, so no line can make the matching backtrack (one regex over the whole line took
+# seconds for a line of a few thousand spaces).
+_MONITOR_HEAD = re.compile(r"\s*([0-9]+):\s+([+*]*)")
+_WORD = re.compile(r"\S+")
+_GEOMETRY = re.compile(
+    r"([0-9]+)(?:/[0-9]+)?x([0-9]+)(?:/[0-9]+)?(\+-?[0-9]+|-[0-9]+)(\+-?[0-9]+|-[0-9]+)"
 )
-# What xrandr prints for every monitor: a line of this shape that does not parse is an error,
-# never a monitor silently dropped (its primary mark would then move to another one).
-_MONITOR_START = re.compile(r"^\s*\d+:\s")
+
+
+def _xrandr_monitor(
+    line: str, head: re.Match[str]
+) -> tuple[int, tuple[int, int, int, int], bool, str]:
+    """(index, (x, y, width, height), primary, name) of one monitor line."""
+    body = line[head.end() :]
+    words = _WORD.finditer(body)
+    next(words, None)  # the name's first word: a name is never empty
+    for word in words:
+        geometry = _GEOMETRY.fullmatch(word[0])
+        if geometry is not None:
+            break
+    else:
+        raise InvalidInputError(f"cannot parse xrandr monitor line {_brief(line.strip(), 80)}")
+    where = f"xrandr monitor line {_brief(line.strip(), 80)} has no usable geometry"
+    width, height, x, y = (_small_int(v.removeprefix("+"), where) for v in geometry.groups())
+    index = _small_int(head[1], where)
+    return index, (x, y, width, height), "*" in head[2], body[: word.start()].strip()
 
 
 def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
@@ -187,37 +290,34 @@ def parse_xrandr_monitors(text: str | bytes) -> list[Display]:
     Offsets are signed (a monitor left of the primary is ``-1920+0``); ``*`` marks the primary,
     and the first monitor becomes primary when none is marked. Names may contain spaces. A
     line shaped like a monitor (``" 2: ..."``) whose geometry does not parse, or describes no
-    area, raises ``InvalidInputError`` quoting it; text with no monitor lines gives ``[]``.
+    area, raises ``DisplayToolError`` (an ``InvalidInputError`` too) quoting it; text with no
+    monitor lines gives ``[]``.
     """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    if not isinstance(text, str):
-        raise InvalidInputError(
-            f"expected xrandr output as str or bytes, got {type(text).__name__}"
-        )
-    displays: list[Display] = []
-    seen: set[int] = set()
-    for line in text.splitlines():
-        match = _MONITOR_LINE.match(line)
-        if match is None:
-            if _MONITOR_START.match(line):
-                raise InvalidInputError(f"cannot parse xrandr monitor line {line.strip()!r}")
-            continue
-        if int(match["index"]) in seen:
-            continue
-        x, y = (int(match[k].removeprefix("+")) for k in ("x", "y"))
-        bounds = (x, y, int(match["width"]), int(match["height"]))
-        try:
-            display = Display(
-                int(match["index"]), bounds, 1.0, "*" in match["flags"], match["name"].strip()
-            )
-        except ValueError as exc:  # empty or out-of-range geometry
-            raise InvalidInputError(
-                f"xrandr monitor line {line.strip()!r} has no usable geometry: {exc}"
-            ) from None
-        seen.add(display.id)
-        displays.append(display)
-    return with_primary(displays) if displays else []
+    tool = "xrandr"
+    with _reading(tool):
+        displays: list[Display] = []
+        seen: set[int] = set()
+        count = 0
+        for line in _text(text, tool).splitlines():
+            # What xrandr prints for every monitor: a line of this shape that does not parse
+            # is an error, never a monitor silently dropped (its primary mark would move).
+            head = _MONITOR_HEAD.match(line)
+            if head is None:
+                continue
+            count += 1
+            _count(count, tool, "monitor lines")
+            index, bounds, primary, name = _xrandr_monitor(line, head)
+            if index in seen:
+                continue
+            try:
+                display = Display(index, bounds, 1.0, primary, name)
+            except InvalidInputError as exc:  # empty or out-of-range geometry
+                raise InvalidInputError(
+                    f"xrandr monitor line {_brief(line.strip(), 80)} has no usable geometry: {exc}"
+                ) from None
+            seen.add(display.id)
+            displays.append(display)
+        return with_primary(displays) if displays else []
 
 
 # -- Wayland: Hyprland ----------------------------------------------------------------------
@@ -257,42 +357,47 @@ def parse_hyprland_monitors(text: str | bytes) -> list[Display]:
     no primary monitor: the first listed is marked primary.
     """
     tool = "hyprctl monitors -j"
-    displays = []
-    for index, entry in enumerate(_array(_json(text, tool), f"{tool} output")):
-        where = f"{tool} entry {index}"
-        monitor = _object(entry, where)
-        if _flag(monitor, "disabled", where, False):
-            continue
-        mirror = monitor.get("mirrorOf", "none")
-        if not isinstance(mirror, str):
-            raise InvalidInputError(f"{where}: 'mirrorOf' must be a string, got {_brief(mirror)}")
-        if mirror not in ("none", ""):
-            continue
-        name = _string(monitor, "name", where)
-        where = f"{tool} monitor {name!r}"
-        width = _int(monitor, "width", where, positive=True)
-        height = _int(monitor, "height", where, positive=True)
-        transform = _int(monitor, "transform", where) if "transform" in monitor else 0
-        if not 0 <= transform <= 7:
-            raise InvalidInputError(f"{where}: 'transform' must be 0..7, got {transform}")
-        if transform in _QUARTER_TURNS:
-            width, height = height, width
-        logical_w, logical_h, scale = _hyprland_logical(
-            width, height, _scale(monitor, "scale", where)
-        )
-        bounds = (_int(monitor, "x", where), _int(monitor, "y", where), logical_w, logical_h)
-        displays.append(
-            _display(
-                where,
-                _int(monitor, "id", where),
-                bounds,
-                scale,
-                False,
-                name,
-                backing_size=(width, height),
+    with _reading("hyprctl"):
+        entries = _array(_json(text, tool), f"{tool} output")
+        _count(len(entries), tool)
+        displays = []
+        for index, entry in enumerate(entries):
+            where = f"{tool} entry {index}"
+            monitor = _object(entry, where)
+            if _flag(monitor, "disabled", where, False):
+                continue
+            mirror = monitor.get("mirrorOf", "none")
+            if not isinstance(mirror, str):
+                raise InvalidInputError(
+                    f"{where}: 'mirrorOf' must be a string, got {_brief(mirror)}"
+                )
+            if mirror not in ("none", ""):
+                continue
+            name = _string(monitor, "name", where)
+            where = f"{tool} monitor {_brief(name)}"
+            width = _int(monitor, "width", where, positive=True)
+            height = _int(monitor, "height", where, positive=True)
+            transform = _int(monitor, "transform", where) if "transform" in monitor else 0
+            if not 0 <= transform <= 7:
+                raise InvalidInputError(f"{where}: 'transform' must be 0..7, got {transform}")
+            if transform in _QUARTER_TURNS:
+                width, height = height, width
+            logical_w, logical_h, scale = _hyprland_logical(
+                width, height, _scale(monitor, "scale", where)
             )
-        )
-    return _unique_ids(displays, tool)
+            bounds = (_int(monitor, "x", where), _int(monitor, "y", where), logical_w, logical_h)
+            displays.append(
+                _display(
+                    where,
+                    _int(monitor, "id", where),
+                    bounds,
+                    scale,
+                    False,
+                    name,
+                    backing_size=(width, height),
+                )
+            )
+        return _unique_ids(displays, tool)
 
 
 # -- Wayland: Sway --------------------------------------------------------------------------
@@ -308,38 +413,44 @@ def parse_sway_outputs(text: str | bytes) -> list[Display]:
     Sway reports ``primary`` false for every output: the first becomes primary.
     """
     tool = "swaymsg -t get_outputs"
-    displays: list[Display] = []
-    for index, entry in enumerate(_array(_json(text, tool), f"{tool} output")):
-        where = f"{tool} entry {index}"
-        output = _object(entry, where)
-        if _flag(output, "non_desktop", where, False):
-            continue
-        if not _flag(output, "active", where, True):
-            continue
-        name = _string(output, "name", where)
-        where = f"{tool} output {name!r}"
-        rect = _object(_missing(output, "rect", where), f"{where} 'rect'")
-        bounds = tuple(_int(rect, key, f"{where} rect") for key in ("x", "y", "width", "height"))
-        scale = _scale(output, "scale", where) if "scale" in output else 1.0
-        transform = _string(output, "transform", where, default="normal")
-        if transform not in _SWAY_TRANSFORMS:
-            raise InvalidInputError(
-                f"{where}: unknown 'transform' {transform!r} (one of {list(_SWAY_TRANSFORMS)})"
+    with _reading("swaymsg"):
+        entries = _array(_json(text, tool), f"{tool} output")
+        _count(len(entries), tool)
+        displays: list[Display] = []
+        for index, entry in enumerate(entries):
+            where = f"{tool} entry {index}"
+            output = _object(entry, where)
+            if _flag(output, "non_desktop", where, False):
+                continue
+            if not _flag(output, "active", where, True):
+                continue
+            name = _string(output, "name", where)
+            where = f"{tool} output {_brief(name)}"
+            rect = _object(_missing(output, "rect", where), f"{where} 'rect'")
+            bounds = tuple(
+                _int(rect, key, f"{where} rect") for key in ("x", "y", "width", "height")
             )
-        backing = None
-        if output.get("current_mode") is not None:
-            mode = _object(output["current_mode"], f"{where} 'current_mode'")
-            backing = (
-                _int(mode, "width", f"{where} current_mode", positive=True),
-                _int(mode, "height", f"{where} current_mode", positive=True),
+            scale = _scale(output, "scale", where) if "scale" in output else 1.0
+            transform = _string(output, "transform", where, default="normal")
+            if transform not in _SWAY_TRANSFORMS:
+                raise InvalidInputError(
+                    f"{where}: unknown 'transform' {_brief(transform)} "
+                    f"(one of {list(_SWAY_TRANSFORMS)})"
+                )
+            backing = None
+            if output.get("current_mode") is not None:
+                mode = _object(output["current_mode"], f"{where} 'current_mode'")
+                backing = (
+                    _int(mode, "width", f"{where} current_mode", positive=True),
+                    _int(mode, "height", f"{where} current_mode", positive=True),
+                )
+                if _SWAY_TRANSFORMS[transform] in _QUARTER_TURNS:
+                    backing = backing[::-1]
+            primary = _flag(output, "primary", where, False)
+            displays.append(
+                _display(where, len(displays), bounds, scale, primary, name, backing_size=backing)
             )
-            if _SWAY_TRANSFORMS[transform] in _QUARTER_TURNS:
-                backing = backing[::-1]
-        primary = _flag(output, "primary", where, False)
-        displays.append(
-            _display(where, len(displays), bounds, scale, primary, name, backing_size=backing)
-        )
-    return _unique_ids(displays, tool)
+        return _unique_ids(displays, tool)
 
 
 # -- macOS: system_profiler -----------------------------------------------------------------
@@ -376,107 +487,144 @@ def parse_system_profiler_displays(
     from ``CGDisplayBounds``) for real positions. Without them the main display sits at (0, 0)
     and the others follow to its right in the listed order, top-aligned.
     """
+    main_display_id = _main_id(main_display_id)
+    placed_at = _origins(origins)
     tool = "system_profiler SPDisplaysDataType -json"
-    root = _object(_json(text, tool), f"{tool} output")
-    gpus = _array(_missing(root, "SPDisplaysDataType", f"{tool} output"), f"{tool} GPUs")
-    found: list[tuple[int | None, bool, bool, Display]] = []
-    for gpu_index, gpu in enumerate(gpus):
-        gpu_where = f"{tool} GPU {gpu_index}"
-        drivers = _object(gpu, gpu_where).get("spdisplays_ndrvs", [])
-        for index, entry in enumerate(_array(drivers, f"{gpu_where} 'spdisplays_ndrvs'")):
-            where = f"{gpu_where} display {index}"
-            info = _object(entry, where)
-            if info.get("spdisplays_online") == "spdisplays_no":
-                continue
-            name = _string(info, "_name", where, default="")
-            if name:
-                where = f"{tool} display {name!r}"
-            logical = _size_text(
-                info.get("_spdisplays_resolution", info.get("spdisplays_resolution")),
-                "_spdisplays_resolution",
-                where,
-            )
-            pixels = _size_text(info.get("_spdisplays_pixels"), "_spdisplays_pixels", where)
-            if logical is None and pixels is None:
-                raise InvalidInputError(f"{where} reports no resolution")
-            logical, pixels = logical or pixels, pixels or logical  # type: ignore[assignment]
-            if min(*logical, *pixels) < 1:
-                raise InvalidInputError(f"{where}: empty resolution {logical} / {pixels}")
-            scale = pixels[0] / logical[0]
-            # One scale on both axes: a mode macOS draws never stretches one axis.
-            if abs(pixels[1] / logical[1] - scale) > 0.02 * scale:
-                raise InvalidInputError(
-                    f"{where}: pixels {pixels[0]}x{pixels[1]} are not one scale of "
-                    f"{logical[0]}x{logical[1]} points"
-                )
-            cg_id = None
-            if info.get("_spdisplays_displayID") is not None:
-                raw = info["_spdisplays_displayID"]
-                if not (
-                    isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 10
-                ):
-                    raise InvalidInputError(
-                        f"{where}: '_spdisplays_displayID' must be a decimal id, got {_brief(raw)}"
-                    )
-                cg_id = int(raw)
-            if main_display_id is not None:
-                main = cg_id == main_display_id
+    with _reading("system_profiler"):
+        root = _object(_json(text, tool), f"{tool} output")
+        gpus = _array(_missing(root, "SPDisplaysDataType", f"{tool} output"), f"{tool} GPUs")
+        _count(len(gpus), tool, "GPUs")
+        found: list[tuple[int | None, bool, bool, Display]] = []
+        listed = 0
+        for gpu_index, gpu in enumerate(gpus):
+            gpu_where = f"{tool} GPU {gpu_index}"
+            drivers = _object(gpu, gpu_where).get("spdisplays_ndrvs", [])
+            drivers = _array(drivers, f"{gpu_where} 'spdisplays_ndrvs'")
+            listed += len(drivers)
+            _count(listed, tool, "displays")
+            for index, entry in enumerate(drivers):
+                where = f"{gpu_where} display {index}"
+                item = _system_profiler_display(entry, where, tool, main_display_id)
+                if item is not None:
+                    found.append(item)
+        # One scene per mirror set: the main display if it is in the set, else the first member.
+        mirrors = [item for item in found if item[2]]
+        if len(mirrors) > 1:
+            keep = next((item for item in mirrors if item[1]), mirrors[0])
+            found = [item for item in found if not item[2] or item is keep]
+        # Default arrangement: the main display at the origin, the others in a row to its right.
+        order = sorted(range(len(found)), key=lambda i: not found[i][1])
+        x_next = 0
+        placed: dict[int, tuple[int, int]] = {}
+        for i in order:
+            cg_id, display = found[i][0], found[i][3]
+            if placed_at is not None and cg_id in placed_at:
+                placed[i] = placed_at[cg_id]
             else:
-                main = info.get("spdisplays_main") == "spdisplays_yes"
-            mirrored = info.get("spdisplays_mirror") == "spdisplays_on"
-            display = _display(where, 0, (0, 0, *logical), scale, main, name, backing_size=pixels)
-            found.append((cg_id, main, mirrored, display))
-    # One scene per mirror set: the main display if it is in the set, else the first member.
-    mirrors = [item for item in found if item[2]]
-    if len(mirrors) > 1:
-        keep = next((item for item in mirrors if item[1]), mirrors[0])
-        found = [item for item in found if not item[2] or item is keep]
-    if origins is not None and not isinstance(origins, Mapping):
+                placed[i] = (x_next, 0)
+                x_next += display.size[0]
+        displays = [
+            _display(
+                f"{tool} display {_brief(item[3].name)}",
+                index,
+                (*placed[index], *item[3].size),
+                item[3].scale_factor,
+                item[3].primary,
+                item[3].name,
+                backing_size=item[3].backing_size,
+            )
+            for index, item in enumerate(found)
+        ]
+        return _unique_ids(displays, tool)
+
+
+def _system_profiler_display(
+    entry: Any, where: str, tool: str, main_display_id: int | None
+) -> tuple[int | None, bool, bool, Display] | None:
+    """(CGDirectDisplayID, main, mirrored, Display at the origin) of one listed display; None
+    when it is offline."""
+    info = _object(entry, where)
+    if info.get("spdisplays_online") == "spdisplays_no":
+        return None
+    name = _string(info, "_name", where, default="")
+    if name:
+        where = f"{tool} display {_brief(name)}"
+    logical = _size_text(
+        info.get("_spdisplays_resolution", info.get("spdisplays_resolution")),
+        "_spdisplays_resolution",
+        where,
+    )
+    pixels = _size_text(info.get("_spdisplays_pixels"), "_spdisplays_pixels", where)
+    logical, pixels = logical or pixels, pixels or logical  # one stands for the other
+    if logical is None or pixels is None:
+        raise InvalidInputError(f"{where} reports no resolution")
+    if min(*logical, *pixels) < 1:
+        raise InvalidInputError(f"{where}: empty resolution {logical} / {pixels}")
+    scale = pixels[0] / logical[0]
+    # One scale on both axes: a mode macOS draws never stretches one axis.
+    if abs(pixels[1] / logical[1] - scale) > 0.02 * scale:
+        raise InvalidInputError(
+            f"{where}: pixels {pixels[0]}x{pixels[1]} are not one scale of "
+            f"{logical[0]}x{logical[1]} points"
+        )
+    cg_id = None
+    if info.get("_spdisplays_displayID") is not None:
+        raw = info["_spdisplays_displayID"]
+        if not (isinstance(raw, str) and raw.isascii() and raw.isdigit() and len(raw) <= 10):
+            raise InvalidInputError(
+                f"{where}: '_spdisplays_displayID' must be a decimal id, got {_brief(raw)}"
+            )
+        cg_id = int(raw)
+    if main_display_id is not None:
+        main = cg_id == main_display_id
+    else:
+        main = info.get("spdisplays_main") == "spdisplays_yes"
+    mirrored = info.get("spdisplays_mirror") == "spdisplays_on"
+    display = _display(where, 0, (0, 0, *logical), scale, main, name, backing_size=pixels)
+    return cg_id, main, mirrored, display
+
+
+def _main_id(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidInputError(
+            f"main_display_id must be a CGDirectDisplayID (an integer) or None, got {_brief(value)}"
+        )
+    return int(value)
+
+
+def _origins(origins: Any) -> dict[Any, tuple[int, int]] | None:
+    """``origins`` checked before any output is read: a caller's mistake is not the tool's."""
+    if origins is None:
+        return None
+    if not isinstance(origins, Mapping):
         raise InvalidInputError(
             f"origins must be a mapping of display id to (x, y), got {type(origins).__name__}"
         )
-    # Default arrangement: the main display at the origin, the others in a row to its right.
-    order = sorted(range(len(found)), key=lambda i: not found[i][1])
-    x_next = 0
-    placed: dict[int, tuple[int, int]] = {}
-    for i in order:
-        cg_id, display = found[i][0], found[i][3]
-        if origins is not None and cg_id in origins:
-            placed[i] = _origin(origins[cg_id], cg_id)
-        else:
-            placed[i] = (x_next, 0)
-            x_next += display.size[0]
-    displays = [
-        _display(
-            f"{tool} display {item[3].name!r}",
-            index,
-            (*placed[index], *item[3].size),
-            item[3].scale_factor,
-            item[3].primary,
-            item[3].name,
-            backing_size=item[3].backing_size,
-        )
-        for index, item in enumerate(found)
-    ]
-    return _unique_ids(displays, tool)
+    return {cg_id: _origin(value, cg_id) for cg_id, value in origins.items()}
 
 
-def _origin(value: Any, cg_id: int) -> tuple[int, int]:
+def _origin(value: Any, cg_id: Any) -> tuple[int, int]:
     try:
         x, y = value
     except (TypeError, ValueError):
         raise InvalidInputError(
-            f"origin of display {cg_id} must be (x, y), got {_brief(value)}"
+            f"origin of display {_brief(cg_id)} must be (x, y), got {_brief(value)}"
         ) from None
-    if any(isinstance(v, bool) or not isinstance(v, int) for v in (x, y)):
-        raise InvalidInputError(f"origin of display {cg_id} must be integers, got {(x, y)!r}")
-    return x, y
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in (x, y)):
+        raise InvalidInputError(
+            f"origin of display {_brief(cg_id)} must be integers, got ({_brief(x)}, {_brief(y)})"
+        )
+    return int(x), int(y)
 
 
 # -- Windows: PowerShell [Screen]::AllScreens -----------------------------------------------
 
 # ConvertTo-Json at too small a -Depth writes a Rectangle as its ToString().
-_RECTANGLE_TEXT = re.compile(r"^\{X=(-?\d+),Y=(-?\d+),Width=(\d+),Height=(\d+)\}$", re.IGNORECASE)
+_RECTANGLE_TEXT = re.compile(
+    r"\{X=(-?[0-9]+),Y=(-?[0-9]+),Width=([0-9]+),Height=([0-9]+)\}", re.IGNORECASE
+)
 
 
 def parse_windows_screens(text: str | bytes) -> list[Display]:
@@ -489,27 +637,31 @@ def parse_windows_screens(text: str | bytes) -> list[Display]:
     Ids are 0-based in ``AllScreens`` order.
     """
     tool = "PowerShell [Screen]::AllScreens"
-    data = _json(text, tool)
-    entries = [data] if isinstance(data, dict) else _array(data, f"{tool} output")
-    displays = []
-    for index, entry in enumerate(entries):
-        where = f"{tool} screen {index}"
-        screen = _object(entry, where)
-        name = _string(screen, "DeviceName", where, default="")
-        name = name[4:] if name.startswith("\\\\.\\") else name
-        if name:
-            where = f"{tool} screen {name!r}"
-        raw = _missing(screen, "Bounds", where)
-        if isinstance(raw, str):
-            match = _RECTANGLE_TEXT.match(raw.replace(" ", ""))
-            if match is None:
-                raise InvalidInputError(f"{where}: cannot read 'Bounds' {_brief(raw)}")
-            bounds = tuple(int(v) for v in match.groups())
-        else:
-            rect = _object(raw, f"{where} 'Bounds'")
-            bounds = tuple(
-                _int(rect, key, f"{where} Bounds") for key in ("X", "Y", "Width", "Height")
-            )
-        primary = _flag(screen, "Primary", where, False)
-        displays.append(_display(where, index, bounds, 1.0, primary, name))
-    return _unique_ids(displays, tool)
+    with _reading("powershell"):
+        data = _json(text, tool)
+        entries = [data] if isinstance(data, dict) else _array(data, f"{tool} output")
+        _count(len(entries), tool, "screens")
+        displays = []
+        for index, entry in enumerate(entries):
+            where = f"{tool} screen {index}"
+            screen = _object(entry, where)
+            name = _string(screen, "DeviceName", where, default="")
+            name = name[4:] if name.startswith("\\\\.\\") else name
+            if name:
+                where = f"{tool} screen {_brief(name)}"
+            raw = _missing(screen, "Bounds", where)
+            if isinstance(raw, str):
+                match = _RECTANGLE_TEXT.fullmatch(raw.replace(" ", "").strip())
+                if match is None:
+                    raise InvalidInputError(f"{where}: cannot read 'Bounds' {_brief(raw)}")
+                bounds = tuple(
+                    _small_int(v, f"{where} 'Bounds' {_brief(raw)}") for v in match.groups()
+                )
+            else:
+                rect = _object(raw, f"{where} 'Bounds'")
+                bounds = tuple(
+                    _int(rect, key, f"{where} Bounds") for key in ("X", "Y", "Width", "Height")
+                )
+            primary = _flag(screen, "Primary", where, False)
+            displays.append(_display(where, index, bounds, 1.0, primary, name))
+        return _unique_ids(displays, tool)
