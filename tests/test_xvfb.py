@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from Xlib.display import Display as XDisplay
@@ -110,3 +112,33 @@ def test_embedded_display_is_started_on_request_and_stopped_at_exit() -> None:
     assert environ == "None"  # $DISPLAY untouched
     assert "(1920, 1080) (1080, 1920, 4)" in rest[0]
     assert not os.path.exists(f"/tmp/.X11-unix/X{display[1:]}")  # stopped at exit
+
+
+def test_servers_left_running_at_exit_are_killed_without_aborting_the_interpreter() -> None:
+    """Xvfb objects still referenced when the interpreter exits are collected while their
+    stderr readers are frozen mid-read: stopping them as stop() does would wait forever for a
+    lock such a thread holds, and the interpreter aborted (exit status 134)."""
+    script = (
+        "from mantis_fast import Xvfb\n"
+        "servers = [Xvfb(size=(64, 48), extra_args=('-audit', '4')).start() for _ in range(3)]\n"
+        "print(' '.join(str(server.pid) for server in servers))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Fatal Python error" not in done.stderr
+    pids = [int(pid) for pid in done.stdout.split()]
+    deadline = time.monotonic() + 10
+    while (running := [pid for pid in pids if _running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running, f"servers still running: {running}"
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (an orphan init has not reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"

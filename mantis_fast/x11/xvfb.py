@@ -27,6 +27,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -286,8 +287,15 @@ class Xvfb:
         self.stop()
 
     def __del__(self) -> None:
-        if getattr(self, "_process", None) is not None:
-            self.stop()
+        process = getattr(self, "_process", None)
+        if process is None:
+            return
+        if sys.is_finalizing():
+            # The stderr reader thread is frozen mid-read: closing its stream (as stop() does)
+            # would wait forever for the lock it holds and abort the interpreter.
+            process.kill()
+            return
+        self.stop()
 
     def __repr__(self) -> str:
         state = f"on {self.display}" if self.running else "stopped"
