@@ -31,7 +31,7 @@ def test_info_and_grab(tmp_path: Path) -> None:
     with Xvfb(size=(320, 200)) as server:
         image = test_pattern(320, 200, seed=9)
         paint_root(server.display, image)
-        assert "320x200, backend xshm" in run_cli("info", env=server.env())
+        assert "320x200, backend xvfb-framebuffer" in run_cli("info", env=server.env())
         out = tmp_path / "shot.png"
         assert "50x40" in run_cli("grab", str(out), "--region", "10,20,50,40", env=server.env())
         saved = np.asarray(Image.open(out))
