@@ -1,11 +1,14 @@
-"""The processes a desktop runs (its Xvfb, its apps): finding them in /proc and ending them."""
+"""The processes a desktop runs (its Xvfb, its apps): finding them in /proc and ending them;
+and an error raised in another process (a vector env's worker, a Ray actor), relayed."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 
-__all__ = ["APP_STOP_GRACE_S", "child_pids", "stop_process"]
+from mantis_fast.errors import MantisError
+
+__all__ = ["APP_STOP_GRACE_S", "child_pids", "relayed_error", "stop_process"]
 
 APP_STOP_GRACE_S = 5.0
 
@@ -36,3 +39,16 @@ def child_pids(pid: int) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def relayed_error(
+    cause: BaseException | None, message: str, fallback: type[MantisError]
+) -> BaseException:
+    """The error to raise here for ``cause``, raised in another process: a ``MantisError``
+    keeps its own type (and attributes) with ``message`` as its text; anything else, or
+    nothing that could be read, is a ``fallback`` saying ``message``."""
+    if isinstance(cause, MantisError):
+        cause.args = (message, *cause.args[1:])
+        cause.__traceback__ = None  # the other process's frames are in a note, not here
+        return cause
+    return fallback(message)

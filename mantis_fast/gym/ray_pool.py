@@ -54,12 +54,11 @@ from mantis_fast.errors import (
     DesktopPoolError,
     DisplayError,
     InvalidInputError,
-    MantisError,
     MissingExtraError,
     RayNotInstalledError,
 )
 from mantis_fast.gym.action_space import read_actions
-from mantis_fast.gym.processes import child_pids
+from mantis_fast.gym.processes import child_pids, relayed_error
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -235,13 +234,7 @@ def _desktop_error(raised: list[tuple[int, Any]]) -> BaseException:
         else _reason(f"desktop {i} raised", exc)
         for (i, cause), (_, exc) in zip(causes, raised, strict=True)
     )
-    first = causes[0][1]
-    if isinstance(first, MantisError):
-        error: BaseException = first  # its own type (and attributes), the message extended
-        error.args = (described, *first.args[1:])
-        error.__traceback__ = None
-    else:
-        error = DesktopPoolError(described)
+    error = relayed_error(causes[0][1], described, DesktopPoolError)
     for i, exc in raised:
         error.add_note(f"desktop {i}'s actor: {exc}")
     return error

@@ -63,7 +63,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.gym.action_space import is_desktop_space, read_actions
 from mantis_fast.gym.desktop import DesktopEnv
-from mantis_fast.gym.processes import child_pids
+from mantis_fast.gym.processes import child_pids, relayed_error
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
 from mantis_fast.gym.tasks import Task
 
@@ -376,13 +376,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
             f"{what}; the vector env of {self.num_envs} desktops is closed, its desktops "
             "stopped (make a new one to go on)"
         )
-        first = errors[0][1]
-        if isinstance(first, MantisError):
-            error: BaseException = first  # its own type (and attributes), the message extended
-            error.args = (message, *first.args[1:])
-            error.__traceback__ = None
-        else:
-            error = WorkerDiedError(message)
+        error = relayed_error(errors[0][1], message, WorkerDiedError)
         for index, _, trace in errors:
             error.add_note(f"worker {index}'s traceback:\n{trace.rstrip()}")
         return error
