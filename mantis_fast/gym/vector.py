@@ -66,6 +66,7 @@ from mantis_fast.gym.desktop import DesktopEnv
 from mantis_fast.gym.processes import child_pids, relayed_error
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
 from mantis_fast.gym.tasks import Task
+from mantis_fast.x11.server_identity import process_status
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -113,33 +114,22 @@ class DesktopProcess:
     start_ticks: int
 
     def alive(self) -> bool:
-        stat = _stat(self.pid)
-        return stat is not None and stat[1] == self.start_ticks and stat[0] != "Z"
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state, start time in ticks) of ``pid`` from /proc, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            text = file.read()
-    except OSError:
-        return None
-    fields = text[text.rindex(b")") + 2 :].split()  # the command name may hold spaces
-    return fields[0].decode(), int(fields[19])
+        status = process_status(self.pid)
+        return status is not None and status.start_time == self.start_ticks and status.state != "Z"
 
 
 def _children(pid: int) -> list[DesktopProcess]:
     """The live child processes of ``pid`` (of all its threads)."""
     found = []
     for child in child_pids(pid):
-        stat = _stat(child)
+        status = process_status(child)
         try:
             with open(f"/proc/{child}/comm") as file:
                 name = file.read().strip()
         except OSError:
             continue
-        if stat is not None:
-            found.append(DesktopProcess(child, name, stat[1]))
+        if status is not None:
+            found.append(DesktopProcess(child, name, status.start_time))
     return found
 
 

@@ -20,10 +20,12 @@ import struct
 from typing import NamedTuple
 
 __all__ = [
+    "ProcessStatus",
     "ServerProcess",
     "ServerUnidentified",
     "UnsafeFileError",
     "process_start_time",
+    "process_status",
     "read_regular_file",
 ]
 
@@ -65,9 +67,15 @@ class ServerProcess(NamedTuple):
         return cls(pid, uid, start_time)
 
 
-def process_start_time(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks after boot), or None if there is no such
-    process."""
+class ProcessStatus(NamedTuple):
+    state: str  # "R", "S", ... "Z" for a zombie
+    parent: int
+    start_time: int  # clock ticks after boot: a reused pid has another
+
+
+def process_status(pid: int) -> ProcessStatus | None:
+    """State, parent and start time of process ``pid`` (``/proc/<pid>/stat``), or None if
+    there is no such process."""
     try:
         text = read_regular_file(f"/proc/{pid}/stat", 4096)
     except OSError:
@@ -75,9 +83,16 @@ def process_start_time(pid: int) -> int | None:
     # The command name (field 2) may hold spaces and parentheses: count fields after its end.
     fields = text[text.rfind(b")") + 2 :].split()
     try:
-        return int(fields[19])  # field 22, starttime
+        return ProcessStatus(fields[0].decode(), int(fields[1]), int(fields[19]))
     except (IndexError, ValueError):
         return None
+
+
+def process_start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot), or None if there is no such
+    process."""
+    status = process_status(pid)
+    return None if status is None else status.start_time
 
 
 def read_regular_file(path: str, limit: int) -> bytes:

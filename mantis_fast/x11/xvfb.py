@@ -37,7 +37,7 @@ from types import TracebackType
 from mantis_fast.errors import InvalidInputError, XvfbError
 from mantis_fast.x11._shm import mark_segment_removed, segment_access, set_segment_mode
 from mantis_fast.x11.server_access import allow_own_user, new_cookie, write_cookie_file
-from mantis_fast.x11.server_identity import process_start_time, read_regular_file
+from mantis_fast.x11.server_identity import process_start_time, process_status
 
 __all__ = ["Xvfb", "XvfbError", "embedded_display", "started_framebuffer"]
 
@@ -356,13 +356,9 @@ class _StderrReader:
 
 
 def _alive_and_not_child(pid: int, parent: int) -> bool:
-    """Whether ``pid`` runs and is not a child of ``parent``."""
-    try:
-        status = read_regular_file(f"/proc/{pid}/stat", 4096)
-    except OSError:
-        return False  # gone: it holds no attachment any more
-    fields = status[status.rfind(b")") + 2 :].split()
-    return len(fields) < 2 or fields[1] != str(parent).encode()
+    """Whether ``pid`` runs and is not a child of ``parent`` (gone, it holds no attachment)."""
+    status = process_status(pid)
+    return status is not None and status.parent != parent
 
 
 # Framebuffers of the servers this process started: server pid -> (its start time, shmid).
