@@ -12,6 +12,9 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     ├── CompatInstallError (ImportError)      a drop-in cannot be installed
     ├── XvfbError (OSError)                   Xvfb could not start, or died
     ├── AppError (OSError)                    an app under test did not launch or start
+    │   └── BrowserError                      Chromium did not start, crashed, or its page or
+    │       │                                 DevTools answered with an error
+    │       └── BrowserTimeoutError (TimeoutError) DevTools did not answer in time
     ├── DisplayError (OSError)                an X display cannot be reached or queried
     │   ├── NoDisplayError                    no display named and no $DISPLAY
     │   ├── CaptureError                      a capture failed or was refused
@@ -43,6 +46,8 @@ __all__ = [
     "AgentStateError",
     "AgentTimeoutError",
     "AppError",
+    "BrowserError",
+    "BrowserTimeoutError",
     "CaptureError",
     "CompatInstallError",
     "ConfigError",
@@ -97,6 +102,15 @@ class XvfbError(MantisError, OSError):
 
 class AppError(MantisError, OSError):
     """An application under test could not be launched, or did not come up."""
+
+
+class BrowserError(AppError):
+    """The browser of a task did not start, crashed, or answered a DevTools call with an error
+    (a page that did not load, a script that threw): the message names the call."""
+
+
+class BrowserTimeoutError(BrowserError, TimeoutError):
+    """The browser did not answer a DevTools call within its bound (a hung page or browser)."""
 
 
 class DisplayError(MantisError, OSError):

@@ -40,6 +40,7 @@ it never starts another desktop.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -76,6 +77,7 @@ from mantis_fast.x11.connection import check_timeout
 
 __all__ = ["ACTION_TYPES", "KEYS", "POINTER_TYPES", "DesktopEnv"]
 
+DEFAULT_VIEWPORT = (1280, 720)
 _STEP_INFO = frozenset({"dispatched", "dispatched_end", "launched", "error"})
 _TIMINGS = ("dispatch_s", "settle_s", "settled", "capture_s")
 
@@ -106,7 +108,7 @@ class DesktopEnv(gymnasium.Env):
         self,
         task: Task | Callable[..., Any] | None = None,
         *,
-        viewport: tuple[int, int] = (1280, 720),
+        viewport: tuple[int, int] | None = None,
         observation_size: tuple[int, int] | None = None,
         observation: str = "image",
         actions: str = "full",
@@ -129,7 +131,7 @@ class DesktopEnv(gymnasium.Env):
                 f"hard_loop_window must be an integer in 2..32, got {hard_loop_window!r}"
             )
         self.task = as_task(task)
-        self.viewport = _size(viewport, "viewport")
+        self.viewport = _size(viewport or self.task.viewport or DEFAULT_VIEWPORT, "viewport")
         self.observation_size = _size(observation_size or self.viewport, "observation_size")
         self.observation_kind, self.action_set = observation, actions
         self.render_mode = render_mode
@@ -222,13 +224,15 @@ class DesktopEnv(gymnasium.Env):
             desktop = None
             try:
                 desktop = self.desktop
-                self.task.stop()
+                self.task.end_episode()
                 known = desktop.window_ids() if desktop.app_timeout is not None else set()
-                started = self.task.start(desktop, self.np_random, options or {})
+                # The task sees the seed itself: a page may seed its own generator with it.
+                given = {"seed": seed, **(options or {})}
+                started = self.task.start(desktop, self.np_random, given)
                 pids = self.task.pids()
                 if pids and desktop.app_timeout is not None:
                     desktop.wait_for_app(pids, known=known, processes=self.task.processes())
-                result = desktop.reset()
+                result = desktop.reset(settle=functools.partial(self.task.settle, desktop, None))
                 break
             except AppError as exc:
                 if desktop is not None and desktop.server_alive():
@@ -265,7 +269,12 @@ class DesktopEnv(gymnasium.Env):
             checked = None  # the desktop reports it in info["error"] and dispatches nothing
         self._steps += 1
         try:
-            result = self.desktop.step(checked or command, brain_size=self.observation_size)
+            desktop = self.desktop
+            result = desktop.step(
+                checked or command,
+                brain_size=self.observation_size,
+                settle=functools.partial(self.task.settle, desktop, checked),
+            )
             self.task.check_alive()
         except (ConnectionLostError, AppError) as exc:
             if isinstance(exc, AppError) and self.desktop.server_alive():
@@ -290,7 +299,7 @@ class DesktopEnv(gymnasium.Env):
         terminated = terminated or command.action_type is ActionType.DONE
         truncated = False
         if "error" not in info and checked is not None:
-            self._detector.record(checked, frame=info["frame_hash"])
+            self._detector.record(checked, frame=info["frame_hash"], url=self.task.url)
             if self._detector.is_any_loop(self.hard_loop_window):
                 kinds = [
                     kind

@@ -15,7 +15,7 @@ import shlex
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,7 @@ from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.connection import check_timeout
+from mantis_fast.x11.damage import Settled
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.windows import Windows
 from mantis_fast.x11.xvfb import Xvfb
@@ -135,9 +136,10 @@ class XdotoolGymEnv(GymEnvironment):
         return self.capture.size
 
     # -- episode ----------------------------------------------------------------------------
-    def reset(self) -> GymResult:
+    def reset(self, settle: Callable[[], Settled | None] | None = None) -> GymResult:
         """Restart the app, wait until its window is up and drawn and the screen settles, and
-        observe."""
+        observe. ``settle``: a wait of the caller's that knows better when the app is done
+        (a browser task asks its page); it returns what it saw, or None for the screen wait."""
         self._stop_processes()
         info: dict[str, Any] = {}
         if self.app:
@@ -146,15 +148,25 @@ class XdotoolGymEnv(GymEnvironment):
             if self.app_timeout is not None:
                 found = self.wait_for_app([p.pid for p in self._processes], known=known)
                 info["app_window"] = found
-        settled = self.capture.wait_until_stable(timeout=max(self.settle_time, 5.0), quiet_ms=200)
+        settled = settle() if settle is not None else None
+        if settled is None:
+            settled = self.capture.wait_until_stable(
+                timeout=max(self.settle_time, 5.0), quiet_ms=200
+            )
         started = time.perf_counter()
         observation = self.observe()
         info.update(settle_s=settled.waited, settled=settled.stable)
         info["capture_s"] = time.perf_counter() - started
         return GymResult(observation, 0.0, False, info)
 
-    def step(self, action: Action, brain_size: tuple[int, int] | None = None) -> GymResult:
+    def step(
+        self,
+        action: Action,
+        brain_size: tuple[int, int] | None = None,
+        settle: Callable[[], Settled | None] | None = None,
+    ) -> GymResult:
         """Dispatch ``action`` (coordinates in the brain's image space), settle, observe.
+        ``settle``: as ``reset``'s, in place of the screen wait after the dispatch.
 
         ``action`` is an ``Action``, or upstream Mantis's action object, read by upstream's rules
         (``mantis_fast.gym.upstream.from_upstream``; one of them may be a few of ours, performed
@@ -181,7 +193,11 @@ class XdotoolGymEnv(GymEnvironment):
                 raise
             info["error"] = f"{type(exc).__name__}: {exc}"
         dispatched = time.perf_counter()
-        settled = self.capture.wait_until_stable(timeout=self.settle_time, quiet_ms=self.quiet_ms)
+        settled = settle() if settle is not None else None
+        if settled is None:
+            settled = self.capture.wait_until_stable(
+                timeout=self.settle_time, quiet_ms=self.quiet_ms
+            )
         observed = time.perf_counter()
         observation = self.observe()
         info.update(

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import gymnasium
 
-__all__ = ["DESKTOP_ID", "MAX_EPISODE_STEPS", "register_envs"]
+__all__ = ["DESKTOP_ID", "MAX_EPISODE_STEPS", "MINIWOB_ID", "register_envs"]
 
 DESKTOP_ID = "mantis_fast/Desktop-v0"
+#: One id for every MiniWoB++ task: ``gymnasium.make(MINIWOB_ID, task="click-test-2")``; each
+#: installed task also has its own, ``mantis_fast/miniwob-<task>-v0``.
+MINIWOB_ID = "mantis_fast/MiniWoB-v0"
 #: ``gymnasium.make`` wraps the env in ``TimeLimit`` with this many steps (``max_episode_steps=``
 #: overrides it).
 MAX_EPISODE_STEPS = 200
@@ -29,6 +32,28 @@ def register_envs() -> None:
             vector_entry_point="mantis_fast.gym.vector:vector_entry_point",
             max_episode_steps=MAX_EPISODE_STEPS,
         )
+    if MINIWOB_ID not in gymnasium.registry:
+        # No step limit: a MiniWoB++ page ends its own episodes (10 s), as in miniwob's env.
+        gymnasium.register(id=MINIWOB_ID, entry_point="mantis_fast.gym.miniwob:miniwob_env")
+    _register_miniwob_tasks()
+
+
+def _register_miniwob_tasks() -> None:
+    """``mantis_fast/miniwob-<task>-v0`` for each task of the installed miniwob package (none
+    without it: the package's pages are the tasks)."""
+    from mantis_fast.errors import MissingExtraError
+    from mantis_fast.gym.miniwob import miniwob_tasks
+
+    try:
+        tasks = miniwob_tasks()
+    except MissingExtraError:
+        return
+    for task in tasks:
+        env_id = f"mantis_fast/miniwob-{task}-v0"
+        if env_id not in gymnasium.registry:
+            gymnasium.register(
+                id=env_id, entry_point="mantis_fast.gym.miniwob:miniwob_env", kwargs={"task": task}
+            )
 
 
 register_envs()

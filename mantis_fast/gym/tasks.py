@@ -27,6 +27,7 @@ import numpy as np
 
 from mantis_fast.errors import AppError, InvalidInputError
 from mantis_fast.gym.processes import stop_process
+from mantis_fast.x11.damage import Settled
 
 __all__ = ["ClickTarget", "RewardFunction", "Task", "as_task"]
 
@@ -40,6 +41,10 @@ _CLICKS = frozenset({"click", "double_click"})
 class Task:
     """The base task: starts nothing, rewards nothing, never ends an episode."""
 
+    #: The screen the task wants, (width, height) in pixels, when it has one (a MiniWoB++ page
+    #: is its task area); ``DesktopEnv`` uses it when not given a ``viewport``.
+    viewport: tuple[int, int] | None = None
+
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
         """Start the episode's app on ``desktop`` (an ``XdotoolGymEnv``); return info items."""
         return {}
@@ -50,6 +55,18 @@ class Task:
 
     def check_alive(self) -> None:
         """Raise ``AppError`` when the task's app has died."""
+
+    def settle(self, desktop: Any, action: Any) -> Settled | None:
+        """Wait, after ``action`` was dispatched (``None``: after ``start``), until the app has
+        taken it in and drawn the result, and say what was seen; ``None`` (the default): the
+        desktop waits for the screen to stop changing instead."""
+        return None
+
+    @property
+    def url(self) -> str:
+        """The app's current location, for the loop detector's state loops ("" when the app has
+        none: only the frame is compared)."""
+        return ""
 
     def pids(self) -> list[int]:
         """Process ids of the app ``start`` launched: ``DesktopEnv.reset`` waits until one of
@@ -62,6 +79,11 @@ class Task:
         ``AppError`` (an exit with 0 may be a launcher: the wait goes on). Empty (the default):
         only the timeout ends a wait for an app that died."""
         return []
+
+    def end_episode(self) -> None:
+        """End the episode before the next ``start``: by default the app is stopped, to be
+        started afresh (a task whose app serves many episodes, a browser, keeps it)."""
+        self.stop()
 
     def stop(self) -> None:
         """Stop the app (idempotent)."""

@@ -1,0 +1,280 @@
+"""``BrowserTask``: a web page on the desktop, in Chromium, as a ``DesktopEnv`` task.
+
+The browser (``mantis_fast.browser.Chromium``: kiosk, fresh profile, DevTools on a pipe) starts
+on the env's Xvfb at the first ``reset`` and stays up across episodes: a reset only loads
+``start_url`` again, so it costs a page load, not a browser start. The agent sees the screen
+and acts with XTest like on any desktop; the task reads the page over DevTools for what a
+screen cannot say: the URL (for the loop detector's state loops), and, in subclasses, the
+reward (``mantis_fast.gym.miniwob``).
+
+After each action the task waits for the page itself, not for the screen to stay quiet for a
+while: an init script in every document counts the trusted input events it receives; the wait
+returns once the page has received the action's last event (mouse up, key up, wheel, move) and
+drawn two frames since, then lets the screen take the drawn frame. A page that navigates is
+waited for until its new document has loaded. Chromium paces its frames by the screen's
+refresh rate, which Xvfb reports as none (taken as 60 Hz): the task sets the desktop to
+``refresh_hz`` first (``mantis_fast.x11.refresh``), so a frame is a few milliseconds, not 17.
+
+A Chromium that exits or whose page crashes raises ``BrowserError`` (an ``AppError``): the env
+starts it again and reports the episode truncated with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from mantis_fast.actions.model import Action, ActionType
+from mantis_fast.browser.chromium import START_TIMEOUT_S, Chromium
+from mantis_fast.errors import BrowserError, DisplayError, InvalidInputError
+from mantis_fast.gym.tasks import Task
+from mantis_fast.x11.damage import Settled
+from mantis_fast.x11.refresh import set_refresh_rate
+
+__all__ = ["INPUT_WAIT_MS", "PAGE_QUIET_MS", "BrowserTask"]
+
+#: How long a step waits for the page to receive its input before it goes on (an action on
+#: no page element, a move to where the pointer already is).
+INPUT_WAIT_MS = 150
+#: After the page drew its frame, how long the screen must stay unchanged for the observation.
+PAGE_QUIET_MS = 3.0
+_PAGE_TIMEOUT_S = 5.0
+
+# Counts the trusted input events the document receives (capturing, on the window, before the
+# page's own listeners), and waits for a count then two frames. Kept off the page's globals'
+# enumeration; one per document (a new document starts at zero with a new id).
+_INSTRUMENT = """(() => {
+  if (window.__mantis) return;
+  const counts = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
+  const doc = String(performance.timeOrigin) + ":" + String(Math.random()).slice(2);
+  for (const type of Object.keys(counts)) {
+    window.addEventListener(type, (event) => { if (event.isTrusted) counts[type]++; }, true);
+  }
+  const settle = (seenDoc, type, target, limitMs) => new Promise((resolve) => {
+    const start = performance.now();
+    const frames = () => requestAnimationFrame(() => requestAnimationFrame(
+      () => resolve(performance.now() - start)));
+    setTimeout(() => resolve(-1), 4 * limitMs);  // no frames (a hidden page): never hang
+    const poll = () => {
+      if (seenDoc !== doc || type === null || counts[type] >= target) frames();
+      else if (performance.now() - start > limitMs) resolve(-1);
+      else setTimeout(poll, 0);
+    };
+    poll();
+  });
+  Object.defineProperty(window, "__mantis", {value: Object.freeze({counts, doc, settle})});
+})();"""
+
+
+def _expected_event(action: Action | None) -> tuple[str | None, int]:
+    """The event type the page receives last for ``action``, and how many of it."""
+    if action is None:
+        return None, 0
+    kind = action.action_type
+    if kind in (ActionType.CLICK, ActionType.RIGHT_CLICK, ActionType.DRAG):
+        return "mouseup", 1
+    if kind is ActionType.DOUBLE_CLICK:
+        return "mouseup", 2
+    if kind is ActionType.SCROLL:
+        return "wheel", 1
+    if kind is ActionType.MOVE:
+        return "mousemove", 1
+    if kind is ActionType.TYPE:
+        return "keyup", len(str(action.params.get("text", "")))
+    if kind is ActionType.KEY:
+        return "keyup", 1
+    return None, 0
+
+
+class BrowserTask(Task):
+    """A page in Chromium on the desktop (see the module docstring).
+
+    ``start_url``: loaded at every ``reset`` (``options={"start_url": ...}`` overrides it for
+    one episode). ``scale``: Chromium's device scale factor. ``refresh_hz``: the refresh rate
+    the desktop reports while the browser runs (None leaves it). Rewards are 0 and episodes
+    never end by themselves; ``info`` carries ``url``. ``evaluate`` runs JavaScript in the page
+    (what a scripted policy may read; it acts through the screen like any other).
+    """
+
+    def __init__(
+        self,
+        start_url: str = "about:blank",
+        *,
+        scale: float = 1.0,
+        refresh_hz: int | None = 240,
+        executable: str | None = None,
+        page_timeout: float = _PAGE_TIMEOUT_S,
+    ) -> None:
+        if not isinstance(start_url, str) or not start_url:
+            raise InvalidInputError(f"start_url must be a non-empty string, got {start_url!r}")
+        if not (isinstance(scale, (int, float)) and 0.25 <= scale <= 8):
+            raise InvalidInputError(f"scale must be a number in 0.25..8, got {scale!r}")
+        self.start_url = start_url
+        self.scale = float(scale)
+        self.refresh_hz = refresh_hz
+        self.executable = executable
+        self.page_timeout = float(page_timeout)
+        self._idle()
+
+    def _idle(self) -> None:
+        self.browser: Chromium | None = None
+        self._display: str | None = None
+        self._doc = ""
+        self._counts: dict[str, int] = {}
+        self.page_state: dict[str, Any] = {}
+        self.browser_starts = 0
+
+    # A copy or a pickle (vector envs, Ray) is the settings, never the running browser.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in ("browser", "_display", "_doc", "_counts", "page_state", "browser_starts"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._idle()
+
+    # -- the browser -------------------------------------------------------------------------
+    def _ensure_browser(self, desktop: Any) -> bool:
+        """Start Chromium on ``desktop`` unless it already runs there; True if started."""
+        browser = self.browser
+        if browser is not None and browser.alive and self._display == desktop.display:
+            return False
+        self.stop()
+        if self.refresh_hz is not None:
+            with contextlib.suppress(DisplayError):  # a server without RandR CRTCs: 60 Hz
+                set_refresh_rate(desktop.display, self.refresh_hz)
+        width, height = desktop.screen_size
+        self.browser = Chromium(
+            desktop.display,
+            size=(width, height),
+            scale=self.scale,
+            executable=self.executable,
+            start_timeout=START_TIMEOUT_S,
+        )
+        self._display = desktop.display
+        self.browser.add_init_script(_INSTRUMENT)
+        self.browser_starts += 1
+        return True
+
+    def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
+        started = self._ensure_browser(desktop)
+        url = options.get("start_url", self.start_url)
+        self.load(url)
+        return {"url": url, "browser_started": started}
+
+    def load(self, url: str) -> None:
+        """Load ``url`` in the page and wait until it has loaded."""
+        browser = self._browser()
+        browser.navigate(url, timeout=self.page_timeout)
+        self._read_instrument()
+
+    def _browser(self) -> Chromium:
+        if self.browser is None:
+            raise BrowserError("the browser task has no browser running (reset the env first)")
+        return self.browser
+
+    def evaluate(self, expression: str, *, await_promise: bool = False) -> Any:
+        """The value of JavaScript ``expression`` in the page."""
+        return self._browser().evaluate(
+            expression, await_promise=await_promise, timeout=self.page_timeout
+        )
+
+    def _read_instrument(self) -> None:
+        found = self.evaluate(
+            "window.__mantis ? [window.__mantis.doc, window.__mantis.counts] : null"
+        )
+        if found is None:  # a page the init script could not reach (about:, chrome:)
+            self._doc, self._counts = "", {}
+        else:
+            self._doc, self._counts = found[0], dict(found[1])
+
+    def css_to_screen(self, x: float, y: float) -> tuple[float, float]:
+        """A point of the page (CSS pixels of the viewport) in screen pixels: the kiosk page
+        starts at the screen's top-left, drawn ``scale`` times."""
+        return x * self.scale, y * self.scale
+
+    # -- steps -------------------------------------------------------------------------------
+    def state_expression(self) -> str:
+        """JavaScript whose value is the page state read after every settle (``page_state``)."""
+        return "({url: location.href})"
+
+    def settle(self, desktop: Any, action: Any) -> Settled | None:
+        started = time.monotonic()
+        event, count = _expected_event(action if isinstance(action, Action) else None)
+        target = self._counts.get(event, 0) + count if event else 0
+        expression = (
+            f"window.__mantis ? window.__mantis.settle({json.dumps(self._doc)}, "
+            f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((waited) => "
+            f"[waited, window.__mantis.doc, window.__mantis.counts, {self.state_expression()}])"
+            f" : [0, '', {{}}, {self.state_expression()}]"
+        )
+        try:
+            waited, doc, counts, state = self.evaluate(expression, await_promise=True)
+        except BrowserError as exc:
+            if not self._navigated(exc):
+                raise
+            # The action started a navigation: the old document went away under the wait.
+            self._wait_for_load()
+            waited, doc, counts, state = self.evaluate(
+                f"window.__mantis.settle(window.__mantis.doc, null, 0, {INPUT_WAIT_MS})"
+                f".then((waited) => [waited, window.__mantis.doc, window.__mantis.counts, "
+                f"{self.state_expression()}])",
+                await_promise=True,
+            )
+        self._doc, self._counts = doc, dict(counts)
+        self.page_state = state
+        screen = desktop.capture.wait_until_stable(timeout=0.25, quiet_ms=PAGE_QUIET_MS)
+        return Settled(waited >= 0 and screen.stable, time.monotonic() - started, screen.changes)
+
+    @staticmethod
+    def _navigated(exc: BrowserError) -> bool:
+        text = str(exc)
+        return "context was destroyed" in text or "navigated" in text or "not find" in text
+
+    def _wait_for_load(self) -> None:
+        deadline = time.monotonic() + self.page_timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(BrowserError):
+                if self.evaluate("document.readyState === 'complete' && !!window.__mantis"):
+                    return
+            time.sleep(0.005)
+        raise BrowserError(f"the page did not finish loading within {self.page_timeout}s")
+
+    @property
+    def url(self) -> str:
+        return str(self.page_state.get("url", ""))
+
+    def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:
+        info["url"] = self.url
+        return 0.0, False
+
+    def check_alive(self) -> None:
+        browser = self.browser
+        if browser is None:
+            return
+        if not browser.alive:
+            code = None if browser.process is None else browser.process.poll()
+            raise BrowserError(f"Chromium exited (code {code}) or stopped answering")
+        devtools = browser.devtools
+        if devtools is not None:
+            devtools.drain()
+            if any(event.get("method") == "Inspector.targetCrashed" for event in devtools.events):
+                raise BrowserError("the page crashed (Chromium's renderer died)")
+
+    def end_episode(self) -> None:
+        """The browser stays up for the next episode (``start`` loads its page again)."""
+
+    def pids(self) -> list[int]:
+        return []  # the page's own readiness (DevTools) is waited for, not a window
+
+    def stop(self) -> None:
+        browser, self.browser = self.browser, None
+        if browser is not None:
+            browser.close()

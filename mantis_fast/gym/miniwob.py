@@ -1,0 +1,179 @@
+"""MiniWoB++ on a mantis_fast desktop: the tasks of the installed ``miniwob`` package in
+Chromium, observed by the zero-copy capture and driven by XTest at real screen pixels.
+
+::
+
+    import gymnasium as gym
+    import mantis_fast.gym
+    env = gym.make("mantis_fast/miniwob-click-test-2-v0")
+    observation, info = env.reset(seed=0)     # the same instance miniwob's env makes for seed 0
+    info["utterance"]                          # 'Click button ONE.'
+
+Each task's page comes from the ``miniwob`` package's own files (``file://``, no network). The
+screen is the task area (160 x 210 CSS pixels, times ``scale``): the kiosk page sits at the
+screen's top-left, so the observation is the area miniwob's env crops from its screenshots, at
+the same or a higher resolution. Actions are the package's one action vocabulary in
+observation pixels. The reward and the end of an episode are MiniWoB++'s own, read from the
+page after each step (``WOB_REWARD_GLOBAL``, time-discounted as in miniwob's env;
+``WOB_RAW_REWARD_GLOBAL`` in ``info["raw_reward"]``). ``reset(seed=s)`` seeds the page's
+generator as miniwob's env does (``Math.seedrandom(s)``); without a seed, one is drawn from the
+env's generator, so a seeded env replays its episodes.
+
+The browser stays up across episodes: a reset ends the page's episode and starts the next in the
+same document (``core.startEpisodeReal``), as miniwob's env does.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mantis_fast.errors import BrowserError, InvalidInputError, MissingExtraError
+from mantis_fast.gym.browser_task import BrowserTask
+
+__all__ = [
+    "TASK_AREA",
+    "MiniWoBTask",
+    "miniwob_env",
+    "miniwob_html_dir",
+    "miniwob_tasks",
+]
+
+#: The task area of every MiniWoB++ page, in CSS pixels (miniwob.constants TASK_WIDTH/HEIGHT).
+TASK_AREA = (160, 210)
+_READY_TIMEOUT_S = 2.0
+
+
+@functools.lru_cache(maxsize=1)
+def miniwob_html_dir() -> Path:
+    """The ``html`` directory of the installed ``miniwob`` package (found without importing
+    it: miniwob's own env imports Selenium); ``MissingExtraError`` when it is not installed."""
+    spec = importlib.util.find_spec("miniwob")
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtraError(
+            "MiniWoB++ tasks need the miniwob package, which is not installed: "
+            "pip install 'mantis_fast[miniwob]'",
+            extra="miniwob",
+            name="miniwob",
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "html"
+
+
+@functools.lru_cache(maxsize=1)
+def miniwob_tasks() -> tuple[str, ...]:
+    """The names of the installed MiniWoB++ tasks (``click-test-2``, ...), sorted."""
+    return tuple(sorted(page.stem for page in (miniwob_html_dir() / "miniwob").glob("*.html")))
+
+
+class MiniWoBTask(BrowserTask):
+    """One MiniWoB++ task (see the module docstring). ``name``: a task of ``miniwob_tasks()``;
+    ``scale``: screen pixels per CSS pixel (2 gives a 320 x 420 observation);
+    ``data_mode``: the page's ``core.setDataMode`` ("train" or "test")."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        scale: float = 1.0,
+        data_mode: str = "train",
+        refresh_hz: int | None = 240,
+        executable: str | None = None,
+    ) -> None:
+        known = miniwob_tasks()
+        if name not in known:
+            close = [task for task in known if name in task or task in name][:5]
+            hint = f" (close: {', '.join(close)})" if close else ""
+            raise InvalidInputError(
+                f"unknown MiniWoB++ task {name!r}: the installed miniwob package has "
+                f"{len(known)} tasks{hint}; see mantis_fast.gym.miniwob.miniwob_tasks()"
+            )
+        if data_mode not in ("train", "test"):
+            raise InvalidInputError(f"data_mode must be 'train' or 'test', got {data_mode!r}")
+        page = miniwob_html_dir() / "miniwob" / f"{name}.html"
+        super().__init__(page.as_uri(), scale=scale, refresh_hz=refresh_hz, executable=executable)
+        self.name = name
+        self.data_mode = data_mode
+        self.viewport = (round(TASK_AREA[0] * self.scale), round(TASK_AREA[1] * self.scale))
+        self.utterance = ""
+        self.fields: dict[str, str] = {}
+
+    def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
+        started = self._ensure_browser(desktop)
+        if started or self.evaluate("location.href") != self.start_url:
+            self.load(self.start_url)
+            self._wait_until("typeof core !== 'undefined' && typeof genProblem === 'function'")
+        seed = options.get("seed")
+        if seed is None:
+            seed = int(rng.integers(0, 2**31 - 1))
+        mode = options.get("data_mode", self.data_mode)
+        # What miniwob's env does at reset: end the running episode, seed, start the next.
+        self.evaluate(
+            f"core.endEpisode(0); Math.seedrandom({json.dumps(seed)}); "
+            f"core.setDataMode({json.dumps(mode)}); core.startEpisodeReal(); true"
+        )
+        self._wait_until("WOB_TASK_READY")
+        answer = self.evaluate("core.getUtterance()")
+        if isinstance(answer, dict):
+            self.utterance = str(answer.get("utterance", ""))
+            self.fields = {str(k): str(v) for k, v in (answer.get("fields") or {}).items()}
+        else:
+            self.utterance, self.fields = str(answer), {}
+        self.page_state = {}
+        return {
+            "task": self.name,
+            "utterance": self.utterance,
+            "fields": dict(self.fields),
+            "seed": seed,
+            "browser_started": started,
+        }
+
+    def _wait_until(self, condition: str) -> None:
+        deadline = time.monotonic() + _READY_TIMEOUT_S
+        while not self.evaluate(f"!!({condition})"):
+            if time.monotonic() > deadline:
+                raise BrowserError(
+                    f"MiniWoB++ task {self.name!r} did not get ready within "
+                    f"{_READY_TIMEOUT_S}s ({condition})"
+                )
+            time.sleep(0.002)
+
+    def state_expression(self) -> str:
+        return (
+            "({url: location.href, done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, "
+            "raw_reward: WOB_RAW_REWARD_GLOBAL, reason: WOB_REWARD_REASON})"
+        )
+
+    def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:
+        state = self.page_state
+        done = bool(state.get("done", False))
+        info["utterance"] = self.utterance
+        info["url"] = self.url
+        info["raw_reward"] = float(state.get("raw_reward") or 0.0)
+        if state.get("reason") is not None:
+            info["reason"] = state["reason"]
+        return float(state.get("reward") or 0.0), done
+
+
+def miniwob_env(
+    task: str,
+    *,
+    scale: float = 1.0,
+    data_mode: str = "train",
+    refresh_hz: int | None = 240,
+    **env_kwargs: Any,
+) -> Any:
+    """A ``DesktopEnv`` running MiniWoB++ task ``task`` (the entry point of the
+    ``mantis_fast/miniwob-<task>-v0`` ids); ``env_kwargs`` go to ``DesktopEnv``."""
+    from mantis_fast.gym.desktop import DesktopEnv
+
+    return DesktopEnv(
+        MiniWoBTask(task, scale=scale, data_mode=data_mode, refresh_hz=refresh_hz),
+        **env_kwargs,
+    )
