@@ -19,6 +19,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "agent": ("aiohttp", "httpx", *(("tomli",) if sys.version_info < (3, 11) else ())),
     "gym": ("gymnasium",),
     "ray": ("gymnasium", "ray"),
+    "miniwob": ("gymnasium", "miniwob"),
 }
 
 

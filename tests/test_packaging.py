@@ -60,7 +60,8 @@ def test_the_extras_install_what_their_layers_check() -> None:
     assert extra_projects("agent") == {"aiohttp", "httpx", "tomli"}  # tomli below 3.11
     assert extra_projects("gym") == {"gymnasium"}
     assert extra_projects("ray") == {"gymnasium", "ray"}
-    assert extra_projects("all") == {"aiohttp", "httpx", "tomli", "gymnasium", "ray"}
+    assert extra_projects("miniwob") == {"gymnasium", "miniwob"}
+    assert extra_projects("all") == {"aiohttp", "httpx", "tomli", "gymnasium", "ray", "miniwob"}
     for extra, modules in EXTRAS.items():  # mantis_fast._extras names the same modules
         assert set(modules) <= extra_projects(extra), extra
 

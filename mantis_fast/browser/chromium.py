@@ -319,3 +319,22 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=_STOP_GRACE_S)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+    # SIGKILL is delivered asynchronously: return once no member of the group still runs.
+    deadline = time.monotonic() + _STOP_GRACE_S
+    while _group_running(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_running(group: int) -> bool:
+    """Whether a process of process group ``group`` still runs (a zombie does not)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == group and fields[0] != "Z":
+            return True
+    return False
