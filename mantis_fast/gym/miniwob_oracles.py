@@ -68,7 +68,12 @@ _STEPS = {
   const field = document.querySelector('#tt');
   const want = (document.querySelector('#query .bold') || {}).textContent || '';
   if (field.value === want) return click(document.querySelector('#subbtn'));
-  if (document.activeElement !== field) return click(field);
+  // Click the field once per episode whatever the DOM says: a field left focused by the last
+  // episode reports itself active but takes no typing until clicked again.
+  if (window.__oracleFocused !== core.ept0) {
+    window.__oracleFocused = core.ept0;
+    return click(field);
+  }
   if (field.value !== '') return {op: 'clear'};
   return {op: 'type', text: want};
 })()""",
