@@ -254,13 +254,23 @@ def sides(display: str) -> Iterator[Any]:
 SEEDS = itertools.count(1000)
 
 
+def _tag(report_as: Any, kind: str, who: str, task: str) -> None:
+    if who == "mantis_fast":
+        report_as(f"MiniWoB++ {kind}, {task}", "subject", "mantis_fast (XTest, pixels)")
+    else:
+        report_as(
+            f"MiniWoB++ {kind}, {task}",
+            "peer",
+            "miniwob {version} (Selenium)",
+            package="miniwob",
+        )
+
+
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
-def test_episode(benchmark, sides, who: str, task: str) -> None:
-    """A whole oracle episode (reset included), the same seeds on both sides. First in the
-    module, on the freshly started envs: after the step benchmarks leave enter-text's field
-    focused, the oracle types without clicking and on mantis_fast's env the text does not
-    reach the field (see the module docstring)."""
+def test_episode(benchmark, sides, report_as, who: str, task: str) -> None:
+    """A whole oracle episode (reset included), the same seeds on both sides."""
+    _tag(report_as, "episode", who, task)
     benchmark.group = f"miniwob episode {task}"
     benchmark.name = f"{who} episode {task}"
     side = sides(who, task)
@@ -278,7 +288,8 @@ def test_episode(benchmark, sides, who: str, task: str) -> None:
 
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
-def test_step(benchmark, sides, who: str, task: str) -> None:
+def test_step(benchmark, sides, report_as, who: str, task: str) -> None:
+    _tag(report_as, "step", who, task)
     benchmark.group = f"miniwob step {task}"
     benchmark.name = f"{who} step {task}"
     side = sides(who, task)
@@ -311,7 +322,8 @@ def test_step(benchmark, sides, who: str, task: str) -> None:
 
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
-def test_reset(benchmark, sides, who: str, task: str) -> None:
+def test_reset(benchmark, sides, report_as, who: str, task: str) -> None:
+    _tag(report_as, "reset", who, task)
     benchmark.group = f"miniwob reset {task}"
     benchmark.name = f"{who} reset {task}"
     side = sides(who, task)

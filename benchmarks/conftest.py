@@ -41,6 +41,12 @@ REPORT_OPERATIONS = (
     "click dispatch",
     "whole loop at 1080p, no-op model",
     "whole loop at 1080p, every step a new page",
+    # bench_miniwob.py: the same oracle decisions on mantis_fast's env and miniwob's own.
+    *(
+        f"MiniWoB++ {kind}, {task}"
+        for task in ("click-test-2", "enter-text")
+        for kind in ("reset", "step", "episode")
+    ),
 )
 # subject: mantis_fast; peer: what people use today; reference: np.copyto of the frame (memcpy).
 ROLES = ("subject", "peer", "reference")
@@ -57,6 +63,7 @@ LIBRARIES = {
         "opencv-contrib-python",
     ),
     "pyautogui": ("pyautogui",),
+    "miniwob": ("miniwob",),
     "matplotlib": ("matplotlib",),
     "pytest-benchmark": ("pytest-benchmark",),
 }

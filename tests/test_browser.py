@@ -10,6 +10,7 @@ import pytest
 from mantis_fast.browser import Chromium, find_chromium
 from mantis_fast.errors import BrowserError, BrowserTimeoutError, InvalidInputError
 from mantis_fast.x11.refresh import set_refresh_rate
+from mantis_fast.x11.server_identity import process_status
 from mantis_fast.x11.xvfb import Xvfb
 
 pytestmark = pytest.mark.skipif(
@@ -53,17 +54,17 @@ def test_devtools_is_a_pipe_not_a_port(browser: Chromium) -> None:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
+        status = process_status(int(entry))
+        if status is None or status.group != browser.pid:
+            continue
         try:
-            with open(f"/proc/{entry}/stat") as stat:
-                group = int(stat.read().rsplit(")", 1)[1].split()[3])
-            if group != browser.pid:
-                continue
             for fd in os.listdir(f"/proc/{entry}/fd"):
                 target = os.readlink(f"/proc/{entry}/fd/{fd}")
                 if target.startswith("socket:["):
                     sockets.add(target[8:-1])
         except OSError:
             continue
+    assert sockets, "found no socket of the browser (its processes were not found)"
     assert not sockets & listening
     assert not any("remote-debugging-port" in arg for arg in browser.argv)
 
@@ -83,11 +84,8 @@ def test_hung_page_is_bounded_and_leaves_nothing() -> None:
 
 
 def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    status = process_status(pid)
+    return status is not None and status.state != "Z"
 
 
 def test_missing_executable_names_the_package() -> None:

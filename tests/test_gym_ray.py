@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -384,6 +385,25 @@ def test_without_ray_the_package_imports_and_the_pool_says_what_is_missing() -> 
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert "pip install 'mantis_fast[ray]'" in result.stdout
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="Debian package 'chromium' missing")
+def test_miniwob_desktops_in_the_pool(cluster: LocalCluster) -> None:
+    """A browser task runs in Ray actors too: each desktop starts its own Chromium, and the
+    page's utterance and reward come back from the actors."""
+    from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask
+
+    with DesktopPool(2, MiniWoBTask("click-test")) as pool:
+        observations, infos = pool.reset(seed=7)
+        assert observations.shape == (2, TASK_AREA[1], TASK_AREA[0], 3)
+        assert [info["utterance"] for info in infos] == ["Click the button."] * 2
+        assert [info["seed"] for info in infos] == [7, 8]
+        # The query bar: a click that lands on the page and changes nothing.
+        _, rewards, terminated, truncated, infos = pool.step(
+            {"type": np.array([CLICK, CLICK]), "point": np.array([[5, 5], [5, 5]])}
+        )
+        assert rewards.tolist() == [0.0, 0.0] and not terminated.any() and not truncated.any()
+        assert all(info["url"].endswith("click-test.html") for info in infos)
 
 
 def test_shutdown_leaves_no_processes(cluster: LocalCluster) -> None:

@@ -20,6 +20,7 @@ from mantis_fast.errors import BrowserError, InvalidInputError, MantisError
 from mantis_fast.gym.desktop import DesktopEnv
 from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask, miniwob_tasks
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
+from mantis_fast.x11.server_identity import process_status
 
 pytestmark = pytest.mark.skipif(
     shutil.which("chromium") is None, reason="Debian package 'chromium' missing"
@@ -111,16 +112,13 @@ def test_unknown_task_names_close_ones() -> None:
 
 
 def _browser_processes(pid: int) -> set[int]:
+    """Chromium's process group (its helpers and renderers), zombies left out: they only wait
+    to be reaped."""
     found = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            # Chromium's process group (its helpers and renderers); zombies only wait to be reaped.
-            if int(fields[3]) == pid and fields[0] != "Z":
+            status = process_status(int(entry))
+            if status is not None and status.group == pid and status.state != "Z":
                 found.add(int(entry))
     return found
 

@@ -28,6 +28,7 @@ from mantis_fast._closing import Closing
 from mantis_fast.browser.devtools import CALL_TIMEOUT_S, DevToolsPipe
 from mantis_fast.errors import BrowserError, BrowserTimeoutError, InvalidInputError
 from mantis_fast.x11.connection import check_timeout
+from mantis_fast.x11.server_identity import process_status
 
 __all__ = ["EXECUTABLES", "START_TIMEOUT_S", "Chromium", "find_chromium"]
 
@@ -328,13 +329,8 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
 def _group_running(group: int) -> bool:
     """Whether a process of process group ``group`` still runs (a zombie does not)."""
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == group and fields[0] != "Z":
-            return True
+        if entry.isdigit():
+            status = process_status(int(entry))
+            if status is not None and status.group == group and status.state != "Z":
+                return True
     return False

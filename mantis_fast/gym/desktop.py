@@ -91,7 +91,8 @@ class DesktopEnv(gymnasium.Env):
 
     ``task``: a ``Task`` (starts the app, scores steps) or a plain callable
     ``reward(observation, info) -> float | (float, terminated)``; ``None`` runs an empty
-    desktop with reward 0. ``viewport``: the screen; ``observation_size``: the image the
+    desktop with reward 0. ``viewport``: the screen (default: the task's ``viewport``, else
+    1280 x 720); ``observation_size``: the image the
     policy sees (default: the screen). ``reset`` returns once the task's app (``Task.pids``)
     has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``XdotoolGymEnv``'s;
     ``app_timeout=None`` does not wait); an app that fails to start (exits with an error, shows

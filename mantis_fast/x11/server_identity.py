@@ -45,6 +45,7 @@ class ServerProcess(NamedTuple):
     pid: int
     uid: int
     start_time: int  # clock ticks after boot: a reused pid has another
+    group: int = 0  # process group id
 
     @classmethod
     def of(cls, sock: socket.socket) -> ServerProcess:
@@ -71,11 +72,12 @@ class ProcessStatus(NamedTuple):
     state: str  # "R", "S", ... "Z" for a zombie
     parent: int
     start_time: int  # clock ticks after boot: a reused pid has another
+    group: int = 0  # process group id
 
 
 def process_status(pid: int) -> ProcessStatus | None:
-    """State, parent and start time of process ``pid`` (``/proc/<pid>/stat``), or None if
-    there is no such process."""
+    """State, parent, start time and process group of process ``pid`` (``/proc/<pid>/stat``),
+    or None if there is no such process."""
     try:
         text = read_regular_file(f"/proc/{pid}/stat", 4096)
     except OSError:
@@ -83,7 +85,7 @@ def process_status(pid: int) -> ProcessStatus | None:
     # The command name (field 2) may hold spaces and parentheses: count fields after its end.
     fields = text[text.rfind(b")") + 2 :].split()
     try:
-        return ProcessStatus(fields[0].decode(), int(fields[1]), int(fields[19]))
+        return ProcessStatus(fields[0].decode(), int(fields[1]), int(fields[19]), int(fields[2]))
     except (IndexError, ValueError):
         return None
 
