@@ -47,6 +47,7 @@ REPORT_OPERATIONS = (
         for task in ("click-test-2", "enter-text")
         for kind in ("reset", "step", "episode")
     ),
+    "MiniWoB++ vector throughput, 8 desktops",
 )
 # subject: mantis_fast; peer: what people use today; reference: np.copyto of the frame (memcpy).
 ROLES = ("subject", "peer", "reference")
