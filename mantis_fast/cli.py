@@ -1,4 +1,4 @@
-"""Command line: ``mantis-fast demo | grab | info | displays | run``."""
+"""Command line: ``mantis-fast demo | grab | info | displays | run | serve | ablate``."""
 
 from __future__ import annotations
 
@@ -155,6 +155,138 @@ def run(args: argparse.Namespace) -> int:
     return 130
 
 
+def serve(args: argparse.Namespace) -> int:
+    """``mantis-fast serve``: the ``POST /v1/cua`` service (mantis_fast.service)."""
+    import logging
+
+    from mantis_fast.agent import AgentConfig, ConfigError
+    from mantis_fast.service import ServiceConfig
+    from mantis_fast.service import serve as run_service
+
+    token = args.token or os.environ.get("MANTIS_TOKEN", "")
+    if not token.strip():
+        print(
+            "mantis-fast serve: refusing to start without a token: pass --token or set "
+            "MANTIS_TOKEN (clients send it as X-Mantis-Token)",
+            file=sys.stderr,
+        )
+        return 2
+    flags = {k: v for k, v in (("api_url", args.api_url), ("model", args.model)) if v}
+    try:  # the "vlm" brain's endpoint and model: AgentConfig's keys and sources
+        agent = AgentConfig.load(args.config, flags, args.set or [])
+        config = ServiceConfig(
+            token=token,
+            host=args.host,
+            port=args.port,
+            pool_size=args.pool_size,
+            max_queue=args.max_queue,
+            default_brain=args.brain,
+            default_timeout=args.timeout,
+            max_timeout=args.max_timeout,
+            max_body_bytes=args.max_body_bytes,
+            runs_dir=args.runs_dir,
+            agent=agent,
+        )
+    except ConfigError as exc:
+        print(f"mantis-fast serve: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    def ready(url: str) -> None:
+        queue = f"pool {config.pool_size}, queue {config.max_queue}"
+        print(f"serving {url}/v1/cua ({queue})", flush=True)
+
+    run_service(config, on_ready=ready)
+    print("stopped: every desktop closed", flush=True)
+    return 0
+
+
+def _add_serve(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "serve",
+        help="serve upstream Mantis's POST /v1/cua on a pool of browser desktops "
+        "(needs mantis_fast[agent,gym]; docs/service.md)",
+    )
+    p.add_argument("--token", help="required X-Mantis-Token (default: $MANTIS_TOKEN)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8790, help="port (default: 8790; 0: any)")
+    p.add_argument("--pool-size", type=int, default=2, help="desktops (default: 2)")
+    p.add_argument("--max-queue", type=int, default=4, help="requests waiting (default: 4)")
+    p.add_argument("--brain", default="vlm", help="default brain: vlm | miniwob-oracle")
+    p.add_argument("--timeout", type=float, default=300.0, help="default request timeout, s")
+    p.add_argument("--max-timeout", type=float, default=900.0, help="cap of timeout_seconds")
+    p.add_argument("--max-body-bytes", type=int, default=64 * 1024, help="body size cap")
+    p.add_argument("--runs-dir", default="runs/service", help="run logs (default: runs/service)")
+    p.add_argument("--config", help="TOML file of AgentConfig keys for the vlm brain")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="an AgentConfig key")
+    p.add_argument("--api-url", help="sets API_URL (the vlm brain's endpoint)")
+    p.add_argument("--model", help="sets MODEL")
+    p.set_defaults(func=serve)
+
+
+def ablate(args: argparse.Namespace) -> int:
+    """``mantis-fast ablate``: paired OFF/ON requests of one toggle against a /v1/cua service;
+    exit 1 when the ON side regressed, 2 when the service could not be used."""
+    import json
+
+    from mantis_fast.service.ablate import AblationError, format_table, run_ablation
+
+    token = args.token or os.environ.get("MANTIS_TOKEN", "")
+    request: dict = {"instruction": args.instruction, "start_url": args.start_url}
+    for key in ("max_steps", "settle_time", "seed", "brain"):
+        if getattr(args, key) is not None:
+            request[key] = getattr(args, key)
+
+    def progress(label: str, run) -> None:
+        shown = run.error or (
+            f"success={run.success} steps={run.steps} wall={run.wall_seconds:.2f}s "
+            f"reused_session={run.reused_session}"
+        )
+        print(f"{label}: {shown}", flush=True)
+
+    try:
+        result = run_ablation(
+            args.endpoint,
+            token,
+            args.toggle,
+            request,
+            pairs=args.pairs,
+            warmup=not args.no_warmup,
+            timeout=args.timeout,
+            progress=progress,
+        )
+    except AblationError as exc:
+        print(f"mantis-fast ablate: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(result))
+    if args.json:
+        with open(args.json, "w") as file:
+            json.dump(result.to_dict(), file, indent=2)
+    return 1 if result.regressions() else 0
+
+
+def _add_ablate(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "ablate",
+        help="paired OFF/ON ablation of a per-request toggle against a /v1/cua service "
+        "(upstream's ablate_v1_cua; docs/service.md)",
+    )
+    p.add_argument("--toggle", required=True, help="e.g. adaptive_click_tol, loop_adaptive")
+    p.add_argument("--instruction", required=True)
+    p.add_argument("--start-url", required=True)
+    p.add_argument("--pairs", type=int, default=3, help="OFF/ON pairs (default: 3)")
+    p.add_argument("--endpoint", default="http://127.0.0.1:8790", help="the service's base URL")
+    p.add_argument("--token", help="X-Mantis-Token (default: $MANTIS_TOKEN)")
+    p.add_argument("--max-steps", type=int)
+    p.add_argument("--settle-time", type=float)
+    p.add_argument("--seed", type=int, help="MiniWoB++ pages: the episode's seed")
+    p.add_argument("--brain", help="the service's brain for these requests")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
+    p.add_argument("--no-warmup", action="store_true", help="skip the warm-up request")
+    p.add_argument("--json", help="write the whole ablation (pairs, aggregate) to this file")
+    p.set_defaults(func=ablate)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mantis-fast", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -215,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--boot", action="store_true", help="start from BOOT_VLM_OUTPUT")
     p.set_defaults(func=run)
+    _add_serve(commands)
+    _add_ablate(commands)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
