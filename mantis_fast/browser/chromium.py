@@ -180,6 +180,9 @@ class Chromium(Closing):
         )
         self.session = attached["sessionId"]
         self.target_id = page["targetId"]
+        # Pages the page opens (window.open, target=_blank) are announced as events, so
+        # close_other_pages can find them without asking every step.
+        self._call("Target.setDiscoverTargets", {"discover": True})
         self.call("Page.enable")
         self.call("Inspector.enable")  # reports a crashed page (Inspector.targetCrashed)
 
@@ -255,6 +258,35 @@ class Chromium(Closing):
             if state == "complete":
                 return
             time.sleep(0.005)
+
+    def close_other_pages(self) -> list[str]:
+        """Close every page but this one (popups, new tabs the page opened: in kiosk mode they
+        would cover it); return their URLs. Cheap when there are none: it only looks at the
+        events already read."""
+        devtools = self.devtools
+        if devtools is None:
+            return []
+        devtools.drain()
+        created = [
+            event["params"]["targetInfo"]
+            for event in devtools.events
+            if event.get("method") == "Target.targetCreated"
+            and event["params"]["targetInfo"].get("type") == "page"
+            and event["params"]["targetInfo"].get("targetId") != self.target_id
+        ]
+        if not created:
+            return []
+        for event in [e for e in devtools.events if e.get("method") == "Target.targetCreated"]:
+            devtools.events.remove(event)
+        closed = []
+        for info in created:
+            try:  # its URL now: at its creation it had none yet
+                now = self._call("Target.getTargetInfo", {"targetId": info["targetId"]})
+                self._call("Target.closeTarget", {"targetId": info["targetId"]})
+            except BrowserError:
+                continue  # it closed itself meanwhile
+            closed.append(now["targetInfo"].get("url", ""))
+        return closed
 
     @property
     def url(self) -> str:

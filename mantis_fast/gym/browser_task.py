@@ -15,6 +15,9 @@ waited for until its new document has loaded. Chromium paces its frames by the s
 refresh rate, which Xvfb reports as none (taken as 60 Hz): the task sets the desktop to
 ``refresh_hz`` first (``mantis_fast.x11.refresh``), so a frame is a few milliseconds, not 17.
 
+A page the page opens (``window.open``, a ``target=_blank`` link) would cover it in kiosk mode:
+it is closed after the step, and ``info["popups_closed"]`` lists its URL.
+
 A Chromium that exits or whose page crashes raises ``BrowserError`` (an ``AppError``): the env
 starts it again and reports the episode truncated with the reason.
 """
@@ -128,11 +131,13 @@ class BrowserTask(Task):
         self._counts: dict[str, int] = {}
         self.page_state: dict[str, Any] = {}
         self.browser_starts = 0
+        self.popups_closed: list[str] = []  # since the last step's info
 
     # A copy or a pickle (vector envs, Ray) is the settings, never the running browser.
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("browser", "_display", "_doc", "_counts", "page_state", "browser_starts"):
+        runtime = ("browser", "_display", "_doc", "_counts", "page_state", "browser_starts")
+        for name in (*runtime, "popups_closed"):
             state.pop(name, None)
         return state
 
@@ -230,6 +235,7 @@ class BrowserTask(Task):
             )
         self._doc, self._counts = doc, dict(counts)
         self.page_state = state
+        self.popups_closed += self._browser().close_other_pages()
         screen = desktop.capture.wait_until_stable(timeout=0.25, quiet_ms=PAGE_QUIET_MS)
         return Settled(waited >= 0 and screen.stable, time.monotonic() - started, screen.changes)
 
@@ -251,8 +257,14 @@ class BrowserTask(Task):
     def url(self) -> str:
         return str(self.page_state.get("url", ""))
 
-    def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:
+    def report(self, info: dict[str, Any]) -> None:
+        """Put what the page did into a step's ``info``: its URL, the popups closed."""
         info["url"] = self.url
+        if self.popups_closed:
+            info["popups_closed"], self.popups_closed = self.popups_closed, []
+
+    def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:
+        self.report(info)
         return 0.0, False
 
     def check_alive(self) -> None:

@@ -154,7 +154,7 @@ class MiniWoBTask(BrowserTask):
         state = self.page_state
         done = bool(state.get("done", False))
         info["utterance"] = self.utterance
-        info["url"] = self.url
+        self.report(info)
         info["raw_reward"] = float(state.get("raw_reward") or 0.0)
         if state.get("reason") is not None:
             info["reason"] = state["reason"]

@@ -42,6 +42,9 @@ from mantis_fast.x11.server_identity import process_start_time, process_status
 __all__ = ["Xvfb", "XvfbError", "embedded_display", "started_framebuffer"]
 
 MAX_SIDE = 32767  # X11 coordinates are signed 16-bit
+#: How long a foreign attachment of a new framebuffer may take to go away before the server
+#: counts as exposed (a process forked at that moment holds it until it execs or exits).
+UNTOUCHED_WAIT_S = 0.5
 
 
 class _FramebufferExposed(XvfbError):
@@ -202,17 +205,25 @@ class Xvfb:
         """``_FramebufferExposed`` if another process still has the segment attached, or
         attached it and still runs. Called once the server is ready: it has no client yet
         and no child (the keymap compiler it forks at start-up, which inherits the
-        attachment for a moment, has exited), so its own attachment is the only one left."""
+        attachment for a moment, has exited), so its own attachment is the only one left.
+        An attachment that goes away within ``UNTOUCHED_WAIT_S`` (a process forked at that
+        moment, which drops what it inherited when it execs or exits; seen once on a loaded
+        machine) is waited out; one that stays is an attacker's."""
         assert self._process is not None
         server = self._process.pid
-        attachments, last_pid, _, _ = segment_access(shmid)
-        foreign = last_pid not in (server, 0) and _alive_and_not_child(last_pid, server)
-        if attachments != 1 or foreign:
-            raise _FramebufferExposed(
-                f"another process attached Xvfb's framebuffer segment {shmid} before it was "
-                f"made private ({attachments} attachments, the last attach or detach by pid "
-                f"{last_pid}; the server is pid {server})"
-            )
+        deadline = time.monotonic() + UNTOUCHED_WAIT_S
+        while True:
+            attachments, last_pid, _, _ = segment_access(shmid)
+            foreign = last_pid not in (server, 0) and _alive_and_not_child(last_pid, server)
+            if attachments == 1 and not foreign:
+                return
+            if time.monotonic() >= deadline:
+                raise _FramebufferExposed(
+                    f"another process attached Xvfb's framebuffer segment {shmid} before it "
+                    f"was made private ({attachments} attachments, the last attach or detach "
+                    f"by pid {last_pid}; the server is pid {server})"
+                )
+            time.sleep(0.005)
 
     def _read_display_number(self, read_fd: int) -> int:
         assert self._process is not None
@@ -356,9 +367,10 @@ class _StderrReader:
 
 
 def _alive_and_not_child(pid: int, parent: int) -> bool:
-    """Whether ``pid`` runs and is not a child of ``parent`` (gone, it holds no attachment)."""
+    """Whether ``pid`` runs and is not a child of ``parent`` (gone or a zombie, it holds no
+    attachment)."""
     status = process_status(pid)
-    return status is not None and status.parent != parent
+    return status is not None and status.state != "Z" and status.parent != parent
 
 
 # Framebuffers of the servers this process started: server pid -> (its start time, shmid).
