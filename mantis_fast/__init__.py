@@ -13,12 +13,14 @@ The stages of an agent loop, each close to the machine's limit:
 * ``LoopDetector`` — drift / repeat / state loops, streaming and batched.
 
 The package is layered: ``x11`` is the only code that talks to an X server; ``pixels``,
-``geometry``, ``loops`` and ``actions`` are pure; ``agent``, ``gym``, ``compat`` and ``demo`` are
-the applications on top. Every error raised on purpose is a ``MantisError`` (``errors``).
+``geometry``, ``loops`` and ``actions`` are pure; ``browser`` drives Chromium over a DevTools
+pipe; ``agent``, ``gym``, ``service``, ``compat`` and ``demo`` are the applications on top. Every
+error raised on purpose is a ``MantisError`` (``errors``).
 """
 
 from mantis_fast.actions import Action, ActionType, Dispatcher
 from mantis_fast.errors import (
+    AblationError,
     AgentStateError,
     AgentTimeoutError,
     AppError,
@@ -33,6 +35,7 @@ from mantis_fast.errors import (
     DisplayToolError,
     DisplayToolTimeout,
     EngineFinished,
+    EpisodeTimeout,
     InjectQueueFull,
     InjectTooLarge,
     InputError,
@@ -42,8 +45,10 @@ from mantis_fast.errors import (
     MissingExtraError,
     NoDisplayError,
     RayNotInstalledError,
+    RequestRejected,
     SeqMismatch,
     ServerHungError,
+    ServiceBusy,
     UnsupportedVisualError,
     VLMError,
     WorkerDiedError,
@@ -126,6 +131,7 @@ from mantis_fast.x11.xvfb import Xvfb
 
 __all__ = [
     "NORMALIZED_MAX",
+    "AblationError",
     "Action",
     "ActionType",
     "AgentStateError",
@@ -147,6 +153,7 @@ __all__ = [
     "DisplayToolError",
     "DisplayToolTimeout",
     "EngineFinished",
+    "EpisodeTimeout",
     "InjectQueueFull",
     "InjectTooLarge",
     "Input",
@@ -163,8 +170,10 @@ __all__ = [
     "OffSourceDriftGuard",
     "PngEncoder",
     "RayNotInstalledError",
+    "RequestRejected",
     "SeqMismatch",
     "ServerHungError",
+    "ServiceBusy",
     "Settled",
     "StateRepeatGuard",
     "Trail",

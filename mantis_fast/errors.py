@@ -7,7 +7,8 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     MantisError
     ├── InvalidInputError (ValueError)        bad argument: names what was received
     │   ├── ConfigError                       a bad configuration key or value
-    │   └── InjectTooLarge                    one injection larger than the queue (413)
+    │   ├── InjectTooLarge                    one injection larger than the queue (413)
+    │   └── RequestRejected                   a /v1/cua request refused (400/401/413/415)
     ├── InvalidTypeError (TypeError)          a type the call cannot take
     ├── CompatInstallError (ImportError)      a drop-in cannot be installed
     ├── XvfbError (OSError)                   Xvfb could not start, or died
@@ -31,6 +32,9 @@ Python code already does (``except ValueError``, ``except OSError``, ``except Ti
     │   │                                     names the ``pip install 'mantis_fast[...]'``
     │   └── RayNotInstalledError              Ray (or the part a call needs) is not installed
     ├── VLMError (RuntimeError)               the model endpoint failed after its retries
+    ├── ServiceBusy (RuntimeError)            every desktop of the service busy, its queue full
+    ├── EpisodeTimeout (TimeoutError)         a service episode passed its request's deadline
+    ├── AblationError (RuntimeError)          an ablation's endpoint could not be used at all
     └── AgentStateError (RuntimeError)        a request the running agent cannot take now
         ├── AgentTimeoutError (TimeoutError)  it did not get there in time
         ├── EngineFinished                    the run is over
@@ -43,6 +47,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AblationError",
     "AgentStateError",
     "AgentTimeoutError",
     "AppError",
@@ -57,6 +62,7 @@ __all__ = [
     "DisplayToolError",
     "DisplayToolTimeout",
     "EngineFinished",
+    "EpisodeTimeout",
     "InjectQueueFull",
     "InjectTooLarge",
     "InputError",
@@ -66,8 +72,10 @@ __all__ = [
     "MissingExtraError",
     "NoDisplayError",
     "RayNotInstalledError",
+    "RequestRejected",
     "SeqMismatch",
     "ServerHungError",
+    "ServiceBusy",
     "UnsupportedVisualError",
     "VLMError",
     "WorkerDiedError",
@@ -111,6 +119,29 @@ class BrowserError(AppError):
 
 class BrowserTimeoutError(BrowserError, TimeoutError):
     """The browser did not answer a DevTools call within its bound (a hung page or browser)."""
+
+
+class RequestRejected(InvalidInputError):
+    """A ``/v1/cua`` request the service refuses; ``status`` is the HTTP status it is answered
+    with (400, 401, 413, 415)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ServiceBusy(MantisError, RuntimeError):
+    """Every desktop of the service is busy and its queue is full, or it is shutting down
+    (503)."""
+
+
+class EpisodeTimeout(MantisError, TimeoutError):
+    """A service episode passed its request's deadline, or was cancelled (shutting down)."""
+
+
+class AblationError(MantisError, RuntimeError):
+    """An ablation's endpoint could not be used at all (unreachable, or it refused the
+    warm-up)."""
 
 
 class DisplayError(MantisError, OSError):

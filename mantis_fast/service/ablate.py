@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from mantis_fast.errors import InvalidInputError, MantisError
+from mantis_fast.errors import AblationError, InvalidInputError
 
 __all__ = [
     "STEPS_TOLERANCE",
@@ -42,10 +42,6 @@ STEPS_TOLERANCE = 0.10
 #: ... or its mean wall time by more than this share (wall time is noisier than steps).
 WALL_TOLERANCE = 0.25
 _MAX_REPLY_BYTES = 1 << 20
-
-
-class AblationError(MantisError, RuntimeError):
-    """The endpoint could not be used at all (refused the warm-up, unreachable)."""
 
 
 @dataclass(frozen=True)

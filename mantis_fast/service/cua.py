@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mantis_fast.agent.parse import MAX_JSON_DEPTH, json_depth_ok
-from mantis_fast.errors import InvalidInputError
+from mantis_fast.errors import RequestRejected
 
 __all__ = [
     "BRAINS",
@@ -66,14 +66,6 @@ FIELDS = (
     "seed",
     "timeout_seconds",
 )
-
-
-class RequestRejected(InvalidInputError):
-    """A request the service refuses; ``status`` is the HTTP status it is answered with."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from mantis_fast.agent.runlog import RunLog
 from mantis_fast.agent.vlm import VLMClient, VLMReply
 from mantis_fast.errors import (
     BrowserError,
+    EpisodeTimeout,
     InvalidInputError,
     MantisError,
     MissingExtraError,
@@ -81,10 +82,6 @@ _ENV_LOOP_WINDOW = 32
 _LOOP_KINDS = ("drift", "repeat", "state")
 # parse_model_output skips ``done`` (the agent loop runs until stopped): its reason says so.
 _DONE_SKIPPED = re.compile(r"^action \d+: done is not an agent action")
-
-
-class EpisodeTimeout(MantisError, TimeoutError):
-    """The episode passed its request's deadline, or was cancelled (server shutting down)."""
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from mantis_fast.agent.config import AgentConfig
 from mantis_fast.agent.panel_connections import ConnectionGuard
 from mantis_fast.agent.runlog import RunLog
 from mantis_fast.agent.vlm import VLMClient
-from mantis_fast.errors import ConfigError, MantisError
+from mantis_fast.errors import ConfigError, MantisError, ServiceBusy
 from mantis_fast.gym.desktop import DesktopEnv
 from mantis_fast.service.cua import (
     BRAINS,
@@ -65,10 +65,6 @@ __all__ = ["CUAServer", "DesktopSlots", "ServiceBusy", "ServiceConfig", "serve"]
 
 log = logging.getLogger("mantis_fast.service")
 TOKEN_HEADER = "X-Mantis-Token"
-
-
-class ServiceBusy(MantisError, RuntimeError):
-    """Every desktop is busy and the queue is full, or the service is shutting down (503)."""
 
 
 def _check(name: str, value: Any, ok: bool, expected: str) -> None:
