@@ -215,6 +215,10 @@ def test_runner_ends_a_drift_loop_and_nudges_first(env, recorder) -> None:
     result = GymRunner(env, brain, max_steps=20, soft_loop_window=3, hard_loop_window=8).run("test")
     assert result.termination_reason == "loop" and result.steps == 8
     assert brain.seen_nudges and brain.seen_nudges[0] == 3
+    # Alternating points one pixel apart: a drift loop, not a repeat (no two in a row equal).
+    nudges = [h for h in result.history if "nudge" in h]
+    assert nudges and all("drift" in h["kinds"] and "repeat" not in h["kinds"] for h in nudges)
+    assert "drift" in result.loop_kinds and "repeat" not in result.loop_kinds
     timings = result.timings
     assert set(timings) == {"capture", "resize", "think", "dispatch", "settle"}
     assert all(len(v) == 8 for v in timings.values())

@@ -302,15 +302,7 @@ class DesktopEnv(gymnasium.Env):
         if "error" not in info and checked is not None:
             self._detector.record(checked, frame=info["frame_hash"], url=self.task.url)
             if self._detector.is_any_loop(self.hard_loop_window):
-                kinds = [
-                    kind
-                    for kind, check in (
-                        ("drift", self._detector.is_drift_loop),
-                        ("repeat", self._detector.is_repeat_loop),
-                        ("state", self._detector.is_state_loop),
-                    )
-                    if check(self.hard_loop_window)
-                ]
+                kinds = self._detector.loop_kinds(self.hard_loop_window)
                 truncated = True
                 info["truncated_reason"] = (
                     f"{'/'.join(kinds)} loop over {self.hard_loop_window} steps"

@@ -56,6 +56,7 @@ class EpisodeResult:
     termination_reason: str  # "done", "loop", "max_steps"
     history: list[dict[str, Any]] = field(default_factory=list)
     success: bool | None = None  # a done action's ``success`` parameter, when it had one
+    loop_kinds: list[str] = field(default_factory=list)  # the loops that ended it ("loop")
 
     @property
     def timings(self) -> dict[str, list[float]]:
@@ -221,11 +222,19 @@ class GymRunner:
             if "error" not in info and actions:
                 for action in actions:
                     if isinstance(action, Action):  # as dispatched: clamped, canonical
-                        self.detector.record(action.validated(), frame=observation)
+                        self.detector.record(
+                            action.validated(), frame=observation, url=info.get("url", "")
+                        )
                 if self.detector.is_any_loop_adaptive(self.hard_loop_window):
-                    return EpisodeResult(step, "loop", history)
+                    kinds = self.detector.loop_kinds_adaptive(self.hard_loop_window)
+                    return EpisodeResult(step, "loop", history, loop_kinds=kinds)
                 if self.detector.is_any_loop_adaptive(self.soft_loop_window):
-                    history.append({"nudge": NUDGE.format(window=self.soft_loop_window)})
+                    history.append(
+                        {
+                            "nudge": NUDGE.format(window=self.soft_loop_window),
+                            "kinds": self.detector.loop_kinds_adaptive(self.soft_loop_window),
+                        }
+                    )
         return EpisodeResult(self.max_steps, "max_steps", history)
 
     def _act(self, actions: list[Any], observation: Any) -> tuple[dict[str, Any], bool, Any]:

@@ -66,11 +66,15 @@ from mantis_fast.loops.tolerance import (
     effective_click_tol,
 )
 
+#: The three loops, in the order ``LoopDetector.loop_kinds`` reports them.
+LOOP_KINDS = ("drift", "repeat", "state")
+
 __all__ = [
     "ADAPTIVE_CLICK_TOL_ENV",
     "ADAPTIVE_LOOP_ENV",
     "CLICK_TOL_KEYWORDS",
     "DRIFT_KINDS",
+    "LOOP_KINDS",
     "MAX_CLICK_TOL_PX",
     "MAX_HISTORY",
     "SCROLL_LIKE_KEYS",
@@ -333,6 +337,21 @@ class LoopDetector:
         """Any of the three loop kinds over the last ``window`` samples."""
         window = self._check_window(window)
         return self._state_run >= window or self._repeat(window) or self._drift(window)
+
+    def loop_kinds(self, window: int) -> list[str]:
+        """Which loops hold over the last ``window`` samples, of ``LOOP_KINDS`` in its order
+        (what a truncation or a nudge reports)."""
+        checks = (self.is_drift_loop, self.is_repeat_loop, self.is_state_loop)
+        return [kind for kind, check in zip(LOOP_KINDS, checks, strict=True) if check(window)]
+
+    def loop_kinds_adaptive(self, base_window: int) -> list[str]:
+        """``loop_kinds`` over the window ``is_any_loop_adaptive`` looked at (``base_window``
+        adapted, when adaptive windows are on), else over ``base_window``."""
+        if self.adaptive_windows:
+            kinds = self.loop_kinds(self.adaptive_window(base_window))
+            if kinds:
+                return kinds
+        return self.loop_kinds(base_window)
 
     # --- adaptive windows (upstream's #298) -----------------------------------------------------
 

@@ -79,7 +79,6 @@ HARD_LOOP_WINDOW = 8
 #: ``DesktopEnv``'s own loop truncation, set past the runner's widest window (8 + 2): the
 #: runner, with the request's toggles, is the one that decides.
 _ENV_LOOP_WINDOW = 32
-_LOOP_KINDS = ("drift", "repeat", "state")
 # parse_model_output skips ``done`` (the agent loop runs until stopped): its reason says so.
 _DONE_SKIPPED = re.compile(r"^action \d+: done is not an agent action")
 
@@ -244,30 +243,13 @@ class _Episode:
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
-    def loop_kinds(self, base_window: int) -> list[str]:
-        """Which loops hold now over ``base_window`` (adapted as the runner adapts it)."""
-        detector = self.runner.detector if self.runner is not None else None
-        if detector is None or len(detector) < 2:
-            return []
-        window = base_window
-        if detector.adaptive_windows:
-            window = detector.adaptive_window(base_window)
-        checks = (detector.is_drift_loop, detector.is_repeat_loop, detector.is_state_loop)
-        kinds = [kind for kind, check in zip(_LOOP_KINDS, checks, strict=True) if check(window)]
-        if not kinds and window != base_window:
-            kinds = [kind for kind, check in zip(_LOOP_KINDS, checks, strict=True)
-                     if check(base_window)]  # fmt: skip
-        return kinds
-
     def note(self, history: list[dict[str, Any]]) -> None:
-        """Log the runner's new history entries; count each soft-loop nudge by its loop kind.
-
-        Called at each decision and at the end. A nudge is appended right after the step that
-        triggered it and before the next decision, so the detector still holds that state."""
+        """Log the runner's new history entries; count each soft-loop nudge by the loop kinds
+        the runner recorded with it. Called at each decision and at the end."""
         self.history = history
         for entry in history[self._noted :]:
             if "nudge" in entry:
-                kinds = self.loop_kinds(SOFT_LOOP_WINDOW) or ["unknown"]
+                kinds = entry.get("kinds") or ["unknown"]
                 self.progress.loop_recoveries.update(kinds)
                 self.pending_nudge = entry["nudge"]
                 self.runlog.append({"stage": "nudge", "turn": self.progress.steps,
@@ -500,7 +482,7 @@ def run_episode(
             reason = "error" if adapter.restarted else "loop"
             outcome["error"] = adapter.truncated_reason if adapter.restarted else None
         if reason == "loop":
-            outcome["loop_kinds"] = episode.loop_kinds(HARD_LOOP_WINDOW)
+            outcome["loop_kinds"] = result.loop_kinds
         if kind.miniwob_task:
             success = (progress.reward or 0.0) > 0
         else:
