@@ -48,6 +48,7 @@ REPORT_OPERATIONS = (
         for kind in ("reset", "step", "episode")
     ),
     "MiniWoB++ vector throughput, 8 desktops",
+    "DevTools evaluate round trip",
 )
 # subject: mantis_fast; peer: what people use today; reference: np.copyto of the frame (memcpy).
 ROLES = ("subject", "peer", "reference")
@@ -65,6 +66,7 @@ LIBRARIES = {
     ),
     "pyautogui": ("pyautogui",),
     "miniwob": ("miniwob",),
+    "playwright": ("playwright",),
     "matplotlib": ("matplotlib",),
     "pytest-benchmark": ("pytest-benchmark",),
 }
