@@ -79,3 +79,24 @@ def test_a_start_url_that_does_not_load_is_an_app_error() -> None:
             env.reset(seed=0)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize(
+    "repaint",
+    [
+        "document.body.style.background = 'rgb(200, 0, 0)'",  # in the click handler
+        "requestAnimationFrame(() => { document.body.style.background = 'rgb(200, 0, 0)'; })",
+        "setTimeout(() => { document.body.style.background = 'rgb(200, 0, 0)'; }, 0)",
+    ],
+    ids=["handler", "next-frame", "next-task"],
+)
+def test_the_observation_after_a_step_shows_the_page_s_answer(repaint: str) -> None:
+    """The step returns once the page took the click and drew what it did about it: the
+    observation is never the screen from before."""
+    body = f"<div style='{BUTTON}' onmouseup=\"{repaint}\"></div>"
+    with DesktopEnv(BrowserTask(page(body)), viewport=VIEWPORT) as env:
+        for _ in range(5):
+            observation, _ = env.reset(seed=0)
+            assert tuple(observation[40, 40]) == (255, 255, 255)
+            observation, _, _, _, _ = env.step(click())
+            assert tuple(observation[40, 40]) == (200, 0, 0)
