@@ -19,9 +19,10 @@ through its element actions (``CLICK_ELEMENT`` on the ref its observation assign
 - ``miniwob reset <task>``: ``reset(seed=s)``.
 - ``miniwob episode <task>``: a whole oracle episode, reset included, the same seeds on both
   sides; the success rate goes into ``extra_info``.
-  The enter-text oracle clicks the field once per episode whatever the DOM says: on
-  mantis_fast's env a field left focused by the last episode reports itself active but takes
-  no typed keys until clicked (miniwob's ``TYPE_TEXT`` goes through Selenium and lands).
+  The enter-text oracle clicks the field once per episode whatever the DOM says: a field left
+  focused by the last episode stays active, but the page's ``core.clearUserSelection()`` at
+  the episode's start removed its caret, so keys typed at the screen go nowhere until a click
+  (miniwob's ``TYPE_TEXT`` goes through Selenium and lands).
 - ``miniwob oracle success <task>`` (``test_oracle_success``): the oracle solves >= 95 % of 50
   seeded episodes of every task of ``ORACLES`` on mantis_fast's env (a correctness assertion,
   not a timing one; a benchmark, one round per episode, so that it runs under

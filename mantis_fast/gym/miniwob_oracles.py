@@ -69,7 +69,8 @@ _STEPS = {
   const want = (document.querySelector('#query .bold') || {}).textContent || '';
   if (field.value === want) return click(document.querySelector('#subbtn'));
   // Click the field once per episode whatever the DOM says: a field left focused by the last
-  // episode reports itself active but takes no typing until clicked again.
+  // episode stays document.activeElement, but the page's core.clearUserSelection() at the
+  // episode's start emptied the selection, caret included: typed keys go nowhere until a click.
   if (window.__oracleFocused !== core.ept0) {
     window.__oracleFocused = core.ept0;
     return click(field);
