@@ -18,7 +18,7 @@ import mantis_fast.gym  # noqa: F401  (registers the ids)
 from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.errors import BrowserError, InvalidInputError, MantisError
 from mantis_fast.gym.desktop import DesktopEnv
-from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask, miniwob_tasks
+from mantis_fast.gym.miniwob import FLIGHT_TASK_AREA, TASK_AREA, MiniWoBTask, miniwob_tasks
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
 from mantis_fast.x11.server_identity import process_status
 
@@ -175,3 +175,25 @@ def test_closed_task_env_refuses() -> None:
     env.close()
     with pytest.raises(MantisError):
         env.reset(seed=0)
+
+
+def test_fields_are_read_as_miniwob_reads_them() -> None:
+    with DesktopEnv(MiniWoBTask("enter-text")) as env:
+        _, info = env.reset(seed=1)
+    name = info["utterance"].split('"')[1]
+    assert info["fields"] == {"target": name}
+
+
+def test_flightwob_runs_in_its_iframe_over_loopback_http() -> None:
+    """The FlightWoB pages need http (their task runs in an iframe): a loopback server of the
+    package's files; the screen is their larger task area, and a click inside the iframe is
+    seen by the step's wait (it counts in the top document)."""
+    with DesktopEnv(MiniWoBTask("flight.AA")) as env:
+        observation, info = env.reset(seed=2)
+        assert observation.shape == (FLIGHT_TASK_AREA[1], FLIGHT_TASK_AREA[0], 3)
+        assert info["fields"]["Departure City"] and env.task.url.startswith("http://127.0.0.1:")
+        _, reward, terminated, truncated, info = env.step(
+            Action(ActionType.CLICK, {"x": 90, "y": 268})  # the "From" field
+        )
+        assert (reward, terminated, truncated) == (0.0, False, False)
+        assert env.timings["settled"], "the click in the iframe was not seen by the page wait"

@@ -50,10 +50,16 @@ _PAGE_TIMEOUT_S = 5.0
 
 # Counts the trusted input events the document receives (capturing, on the window, before the
 # page's own listeners), and waits for a count then two frames. Kept off the page's globals'
-# enumeration; one per document (a new document starts at zero with a new id).
+# enumeration; one per document (a new document starts at zero with a new id). Runs in every
+# frame: a same-origin frame's events count in the top document.
 _INSTRUMENT = """(() => {
   if (window.__mantis) return;
-  const counts = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
+  // A same-origin frame counts into the top document's counts: the input of a page that runs
+  // its task in an iframe (FlightWoB) is still seen where the step waits for it.
+  let top = null;
+  try { top = window.top !== window && window.top.__mantis ? window.top.__mantis : null; }
+  catch (error) { top = null; }
+  const counts = top ? top.counts : {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
   const doc = String(performance.timeOrigin) + ":" + String(Math.random()).slice(2);
   for (const type of Object.keys(counts)) {
     window.addEventListener(type, (event) => { if (event.isTrusted) counts[type]++; }, true);

@@ -26,8 +26,10 @@ same document (``core.startEpisodeReal``), as miniwob's env does.
 from __future__ import annotations
 
 import functools
+import http.server
 import importlib.util
 import json
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,6 +41,7 @@ from mantis_fast.errors import BrowserError, InvalidInputError, MissingExtraErro
 from mantis_fast.gym.browser_task import BrowserTask
 
 __all__ = [
+    "FLIGHT_TASK_AREA",
     "TASK_AREA",
     "MiniWoBTask",
     "miniwob_env",
@@ -48,6 +51,8 @@ __all__ = [
 
 #: The task area of every MiniWoB++ page, in CSS pixels (miniwob.constants TASK_WIDTH/HEIGHT).
 TASK_AREA = (160, 210)
+#: The task area of the FlightWoB tasks (``flight.*``; miniwob.constants FLIGHT_TASK_*).
+FLIGHT_TASK_AREA = (375, 667)
 _READY_TIMEOUT_S = 2.0
 
 
@@ -68,8 +73,42 @@ def miniwob_html_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def miniwob_tasks() -> tuple[str, ...]:
-    """The names of the installed MiniWoB++ tasks (``click-test-2``, ...), sorted."""
-    return tuple(sorted(page.stem for page in (miniwob_html_dir() / "miniwob").glob("*.html")))
+    """The names of the installed MiniWoB++ tasks (``click-test-2``, ..., and the FlightWoB
+    ones, ``flight.AA``, ...), sorted."""
+    html = miniwob_html_dir()
+    pages = [page.stem for page in (html / "miniwob").glob("*.html")]
+    flights = [
+        f"flight.{site.name}"
+        for site in (html / "flight").glob("*")
+        if (site / "wrapper.html").is_file()
+    ]
+    return tuple(sorted(pages + flights))
+
+
+@functools.cache
+def _field_extractor(task: str) -> Any:
+    """miniwob's own reader of a task's fields from its utterance (imported when first needed:
+    importing miniwob registers its envs, half a second)."""
+    from miniwob.fields import get_field_extractor
+
+    return get_field_extractor(task)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Not on stderr: a page load is not news."""
+
+
+@functools.lru_cache(maxsize=1)
+def miniwob_http_base() -> str:
+    """The base URL of a loopback HTTP server of the package's ``html`` directory, started on
+    first use in this process (FlightWoB pages run in an iframe that needs http, as in
+    miniwob's env). Bound to 127.0.0.1, read-only, serves only that directory."""
+    handler = functools.partial(_QuietHandler, directory=str(miniwob_html_dir()))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="miniwob-http", daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 class MiniWoBTask(BrowserTask):
@@ -96,19 +135,26 @@ class MiniWoBTask(BrowserTask):
             )
         if data_mode not in ("train", "test"):
             raise InvalidInputError(f"data_mode must be 'train' or 'test', got {data_mode!r}")
+        flight = name.startswith("flight.")
         page = miniwob_html_dir() / "miniwob" / f"{name}.html"
-        super().__init__(page.as_uri(), scale=scale, refresh_hz=refresh_hz, executable=executable)
+        # A flight page's URL names this process's HTTP server: made when an episode starts.
+        start_url = "about:blank" if flight else page.as_uri()
+        super().__init__(start_url, scale=scale, refresh_hz=refresh_hz, executable=executable)
         self.name = name
         self.data_mode = data_mode
-        self.viewport = (round(TASK_AREA[0] * self.scale), round(TASK_AREA[1] * self.scale))
+        area = FLIGHT_TASK_AREA if flight else TASK_AREA
+        self.viewport = (round(area[0] * self.scale), round(area[1] * self.scale))
         self.utterance = ""
         self.fields: dict[str, str] = {}
 
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
         started = self._ensure_browser(desktop)
+        if self.name.startswith("flight."):
+            site = self.name.removeprefix("flight.")
+            self.start_url = f"{miniwob_http_base()}flight/{site}/wrapper.html"
         if started or self.evaluate("location.href") != self.start_url:
             self.load(self.start_url)
-            self._wait_until("typeof core !== 'undefined' && typeof genProblem === 'function'")
+            self._wait_until("typeof core !== 'undefined'")
         seed = options.get("seed")
         if seed is None:
             seed = int(rng.integers(0, 2**31 - 1))
@@ -123,8 +169,9 @@ class MiniWoBTask(BrowserTask):
         if isinstance(answer, dict):
             self.utterance = str(answer.get("utterance", ""))
             self.fields = {str(k): str(v) for k, v in (answer.get("fields") or {}).items()}
-        else:
-            self.utterance, self.fields = str(answer), {}
+        else:  # the fields as miniwob's env reads them from the utterance
+            self.utterance = str(answer)
+            self.fields = {str(k): str(v) for k, v in _field_extractor(self.name)(self.utterance)}
         self.page_state = {}
         return {
             "task": self.name,
