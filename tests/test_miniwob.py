@@ -197,3 +197,27 @@ def test_flightwob_runs_in_its_iframe_over_loopback_http() -> None:
         )
         assert (reward, terminated, truncated) == (0.0, False, False)
         assert env.timings["settled"], "the click in the iframe was not seen by the page wait"
+
+
+def test_every_installed_task_resets_and_steps() -> None:
+    """All of the package's MiniWoB++ pages (FlightWoB: its own test), one after another on
+    one desktop: the browser is handed from task to task (``adopt_browser``)."""
+    names = [name for name in miniwob_tasks() if not name.startswith("flight.")]
+    assert len(names) >= 100
+    failed = {}
+    with DesktopEnv(MiniWoBTask(names[0])) as env:
+        pid = None
+        for name in names:
+            task = MiniWoBTask(name)
+            task.adopt_browser(env.task)
+            env.task = task
+            try:
+                _, info = env.reset(seed=0)
+                _, reward, _, _, _ = env.step(Action(ActionType.CLICK, {"x": 80, "y": 120}))
+                assert info["utterance"] and info["task"] == name
+                assert -1.0 <= reward <= 1.0
+            except (MantisError, AssertionError) as exc:
+                failed[name] = f"{type(exc).__name__}: {exc}"
+            pid = pid or task.browser.pid
+            assert task.browser.pid == pid  # one browser for all of them
+    assert not failed, failed

@@ -180,6 +180,16 @@ class BrowserTask(Task):
         self.load(url)
         return {"url": url, "browser_started": started}
 
+    def adopt_browser(self, other: BrowserTask) -> None:
+        """Take over ``other``'s running browser (and leave ``other`` without one): another task
+        on the same desktop without a browser start, e.g. a curriculum over MiniWoB++ tasks."""
+        if not isinstance(other, BrowserTask):
+            raise InvalidInputError(f"other must be a BrowserTask, got {type(other).__name__}")
+        self.stop()
+        self.browser, self._display = other.browser, other._display
+        self._doc, self._counts = other._doc, dict(other._counts)
+        other.browser = other._display = None
+
     def load(self, url: str) -> None:
         """Load ``url`` in the page and wait until it has loaded."""
         browser = self._browser()
