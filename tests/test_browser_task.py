@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from mantis_fast.actions.model import Action, ActionType
-from mantis_fast.errors import AppError
+from mantis_fast.errors import AppError, InvalidInputError
 from mantis_fast.gym.browser_task import BrowserTask
 from mantis_fast.gym.desktop import DesktopEnv
 
@@ -100,3 +100,19 @@ def test_the_observation_after_a_step_shows_the_page_s_answer(repaint: str) -> N
             assert tuple(observation[40, 40]) == (255, 255, 255)
             observation, _, _, _, _ = env.step(click())
             assert tuple(observation[40, 40]) == (200, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"start_url": ""}, "start_url"),
+        ({"scale": 0}, "scale"),
+        ({"refresh_hz": 0}, "refresh_hz"),
+        ({"refresh_hz": 60.0}, "refresh_hz"),
+        ({"page_timeout": -1}, "page_timeout"),
+    ],
+)
+def test_bad_settings_are_refused_at_once(kwargs: dict, named: str) -> None:
+    settings = {"start_url": "about:blank", **kwargs}
+    with pytest.raises(InvalidInputError, match=named):
+        BrowserTask(**settings)

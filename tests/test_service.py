@@ -300,7 +300,8 @@ def test_a_full_queue_is_answered_503_and_the_queued_request_runs(service: Servi
         thread.join(60)
     assert replies["queued"].json()["success"] is True
     assert replies["queued"].json()["queued_seconds"] > 1.0
-    assert all(replies[f"busy{i}"].json()["termination_reason"] == "max_steps" for i in range(2))
+    busy = [replies[f"busy{i}"].json() for i in range(2)]
+    assert all(reply["termination_reason"] == "max_steps" for reply in busy), busy
 
 
 def test_a_request_past_its_timeout_is_cut_and_the_next_one_works(service: Service) -> None:

@@ -259,6 +259,43 @@ class Chromium(Closing):
                 return
             time.sleep(0.005)
 
+    def _main_frame_event(self, method: str) -> Any:
+        return lambda event: (
+            event.get("method") == method
+            and event.get("params", {}).get("frameId") == self.target_id
+        )
+
+    def navigation_started(self) -> bool:
+        """Whether the page began loading a new document since the last call (its
+        ``Page.frameStartedLoading`` events, read without waiting, are used up)."""
+        devtools = self.devtools
+        if devtools is None:
+            return False
+        devtools.drain()
+        return bool(devtools.take_events(self._main_frame_event("Page.frameStartedLoading")))
+
+    def wait_until_loaded(self, timeout: float = START_TIMEOUT_S) -> None:
+        """After ``navigation_started``: wait until the page stopped loading
+        (``Page.frameStoppedLoading``); ``BrowserTimeoutError`` after ``timeout``."""
+        self._check_open()
+        assert self.devtools is not None
+        stopped = self.devtools.wait_event(
+            self._main_frame_event("Page.frameStoppedLoading"), timeout
+        )
+        if stopped is None:
+            raise BrowserTimeoutError(f"the page did not finish loading within {timeout}s")
+
+    def forget_navigation(self) -> None:
+        """Drop the page's start/stop-loading events read so far: a later
+        ``navigation_started`` / ``wait_until_loaded`` sees only what happens after."""
+        devtools = self.devtools
+        if devtools is None:
+            return
+        devtools.drain()
+        started = self._main_frame_event("Page.frameStartedLoading")
+        stopped = self._main_frame_event("Page.frameStoppedLoading")
+        devtools.take_events(lambda event: started(event) or stopped(event))
+
     def close_other_pages(self) -> list[str]:
         """Close every page but this one (popups, new tabs the page opened: in kiosk mode they
         would cover it); return their URLs. Cheap when there are none: it only looks at the

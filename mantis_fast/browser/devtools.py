@@ -99,6 +99,39 @@ class DevToolsPipe:
             except BrowserError:
                 self._close_locked()
 
+    def take_events(self, predicate: Any) -> list[dict[str, Any]]:
+        """Remove and return the events already read (after a ``drain``) that ``predicate``
+        accepts."""
+        with self._lock:
+            taken = [event for event in self.events if predicate(event)]
+            for event in taken:
+                self.events.remove(event)
+            return taken
+
+    def wait_event(self, predicate: Any, timeout: float) -> dict[str, Any] | None:
+        """Remove and return the first event ``predicate`` accepts, reading the pipe for up to
+        ``timeout`` seconds; None when none came."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.take_events(predicate)
+            if found:
+                return found[0]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            with self._lock:
+                if self._closed:
+                    raise BrowserError(f"{self.name}'s DevTools connection is closed")
+                if not self._readable(min(remaining, 0.05)):
+                    continue
+                try:
+                    if not self._fill("waiting for an event"):
+                        raise BrowserError(f"{self.name} closed its DevTools pipe")
+                    self._take_events()
+                except BrowserError:
+                    self._close_locked()
+                    raise
+
     def _send(self, data: bytes, method: str, deadline: float, timeout: float) -> None:
         view = memoryview(data)
         while view:

@@ -36,8 +36,9 @@ from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.browser.chromium import START_TIMEOUT_S, Chromium
 from mantis_fast.errors import BrowserError, DisplayError, InvalidInputError
 from mantis_fast.gym.tasks import Task
+from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.damage import Settled
-from mantis_fast.x11.refresh import set_refresh_rate
+from mantis_fast.x11.refresh import MAX_REFRESH_HZ, set_refresh_rate
 
 __all__ = ["INPUT_WAIT_MS", "PAGE_QUIET_MS", "BrowserTask"]
 
@@ -49,34 +50,48 @@ PAGE_QUIET_MS = 3.0
 _PAGE_TIMEOUT_S = 5.0
 
 # Counts the trusted input events the document receives (capturing, on the window, before the
-# page's own listeners), and waits for a count then two frames. Kept off the page's globals'
-# enumeration; one per document (a new document starts at zero with a new id). Runs in every
-# frame: a same-origin frame's events count in the top document.
+# page's own listeners) and waits for a count, the tasks its handlers queued, then two frames.
+# Kept off the page's globals' enumeration; one per document (a new document starts at zero
+# with a new id). Runs in every frame: a same-origin frame's events count in the top document.
 _INSTRUMENT = """(() => {
   if (window.__mantis) return;
-  // A same-origin frame counts into the top document's counts: the input of a page that runs
-  // its task in an iframe (FlightWoB) is still seen where the step waits for it.
+  // A same-origin frame counts into the top document: the input of a page that runs its task
+  // in an iframe (FlightWoB) is still seen where the step waits for it.
   let top = null;
   try { top = window.top !== window && window.top.__mantis ? window.top.__mantis : null; }
   catch (error) { top = null; }
-  const counts = top ? top.counts : {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
-  const doc = String(performance.timeOrigin) + ":" + String(Math.random()).slice(2);
+  const counts = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
+  const waiters = new Set();  // settles waiting for a count: told by the event itself
+  const bump = (type) => {
+    counts[type]++;
+    for (const waiter of waiters) {
+      if (waiter.type === type && counts[type] >= waiter.target) {
+        waiters.delete(waiter);
+        waiter.go();
+      }
+    }
+  };
   for (const type of Object.keys(counts)) {
-    window.addEventListener(type, (event) => { if (event.isTrusted) counts[type]++; }, true);
+    window.addEventListener(type, (event) => {
+      if (event.isTrusted) (top ? top.bump : bump)(type);
+    }, true);
   }
+  const doc = String(performance.timeOrigin) + ":" + String(Math.random()).slice(2);
+  // Once the input is in: a task queued after the ones its handlers queued (same-delay timers
+  // run in order; two hops, since this listener runs before the page's), then two frames, so
+  // what the page did about it has been drawn.
   const settle = (seenDoc, type, target, limitMs) => new Promise((resolve) => {
     const start = performance.now();
     const frames = () => requestAnimationFrame(() => requestAnimationFrame(
       () => resolve(performance.now() - start)));
+    const go = () => setTimeout(() => setTimeout(frames, 0), 0);
     setTimeout(() => resolve(-1), 4 * limitMs);  // no frames (a hidden page): never hang
-    const poll = () => {
-      if (seenDoc !== doc || type === null || counts[type] >= target) frames();
-      else if (performance.now() - start > limitMs) resolve(-1);
-      else setTimeout(poll, 0);
-    };
-    poll();
+    if (seenDoc !== doc || type === null || counts[type] >= target) { go(); return; }
+    const waiter = {type, target, go};
+    waiters.add(waiter);
+    setTimeout(() => { if (waiters.delete(waiter)) resolve(-1); }, limitMs);  // no input came
   });
-  Object.defineProperty(window, "__mantis", {value: Object.freeze({counts, doc, settle})});
+  Object.defineProperty(window, "__mantis", {value: Object.freeze({counts, doc, settle, bump})});
 })();"""
 
 
@@ -123,11 +138,19 @@ class BrowserTask(Task):
             raise InvalidInputError(f"start_url must be a non-empty string, got {start_url!r}")
         if not (isinstance(scale, (int, float)) and 0.25 <= scale <= 8):
             raise InvalidInputError(f"scale must be a number in 0.25..8, got {scale!r}")
+        if refresh_hz is not None and not (
+            isinstance(refresh_hz, int)
+            and not isinstance(refresh_hz, bool)
+            and 1 <= refresh_hz <= MAX_REFRESH_HZ
+        ):
+            raise InvalidInputError(
+                f"refresh_hz must be None or an integer in 1..{MAX_REFRESH_HZ}, got {refresh_hz!r}"
+            )
         self.start_url = start_url
         self.scale = float(scale)
         self.refresh_hz = refresh_hz
         self.executable = executable
-        self.page_timeout = float(page_timeout)
+        self.page_timeout = check_timeout(page_timeout, name="page_timeout")
         self._idle()
 
     def _idle(self) -> None:
@@ -194,6 +217,7 @@ class BrowserTask(Task):
         """Load ``url`` in the page and wait until it has loaded."""
         browser = self._browser()
         browser.navigate(url, timeout=self.page_timeout)
+        browser.forget_navigation()
         self._read_instrument()
 
     def _browser(self) -> Chromium:
@@ -226,32 +250,36 @@ class BrowserTask(Task):
         """JavaScript whose value is the page state read after every settle (``page_state``)."""
         return "({url: location.href})"
 
-    def settle(self, desktop: Any, action: Any) -> Settled | None:
-        started = time.monotonic()
-        event, count = _expected_event(action if isinstance(action, Action) else None)
-        target = self._counts.get(event, 0) + count if event else 0
-        expression = (
+    def _settle_expression(self, event: str | None, target: int) -> str:
+        state = self.state_expression()
+        return (
             f"window.__mantis ? window.__mantis.settle({json.dumps(self._doc)}, "
             f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((waited) => "
-            f"[waited, window.__mantis.doc, window.__mantis.counts, {self.state_expression()}])"
-            f" : [0, '', {{}}, {self.state_expression()}]"
+            f"[waited, window.__mantis.doc, window.__mantis.counts, {state}])"
+            f" : [0, '', {{}}, {state}]"
         )
+
+    def settle(self, desktop: Any, action: Any) -> Settled | None:
+        started = time.monotonic()
+        browser = self._browser()
+        event, count = _expected_event(action if isinstance(action, Action) else None)
+        target = self._counts.get(event, 0) + count if event else 0
         try:
-            waited, doc, counts, state = self.evaluate(expression, await_promise=True)
+            answer = self.evaluate(self._settle_expression(event, target), await_promise=True)
         except BrowserError as exc:
             if not self._navigated(exc):
                 raise
-            # The action started a navigation: the old document went away under the wait.
+            answer = None  # the old document went away under the wait
+        if answer is None or browser.navigation_started():
+            # The action started a navigation: wait for the new document and its frames.
+            browser.wait_until_loaded(self.page_timeout)
             self._wait_for_load()
-            waited, doc, counts, state = self.evaluate(
-                f"window.__mantis.settle(window.__mantis.doc, null, 0, {INPUT_WAIT_MS})"
-                f".then((waited) => [waited, window.__mantis.doc, window.__mantis.counts, "
-                f"{self.state_expression()}])",
-                await_promise=True,
-            )
+            answer = self.evaluate(self._settle_expression(None, 0), await_promise=True)
+        browser.forget_navigation()
+        waited, doc, counts, state = answer
         self._doc, self._counts = doc, dict(counts)
         self.page_state = state
-        self.popups_closed += self._browser().close_other_pages()
+        self.popups_closed += browser.close_other_pages()
         screen = desktop.capture.wait_until_stable(timeout=0.25, quiet_ms=PAGE_QUIET_MS)
         return Settled(waited >= 0 and screen.stable, time.monotonic() - started, screen.changes)
 
