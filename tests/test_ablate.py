@@ -74,7 +74,7 @@ def test_equal_sides_flag_nothing() -> None:
     [
         (_run(success=False), "success rate"),
         (_run(steps=4), "mean_steps"),  # 3 -> 4 is past the 10 % tolerance
-        (_run(wall=1.8), "mean_wall_seconds"),  # mean 1.4 s vs 1.0 s: past 25 %
+        (_run(wall=4.0), "mean_wall_seconds"),  # mean 2.5 s vs 1.0 s: past 25 % and 1 s
         (CuaRun(status=500, wall_seconds=0.1, error="HTTP 500: boom"), "errors"),
     ],
 )
@@ -90,6 +90,11 @@ def test_within_tolerance_is_not_a_regression() -> None:
     within = round(steps * (1 + STEPS_TOLERANCE))
     ablation = _ablation([(_run(steps=steps), _run(steps=within))])
     assert ablation.regressions() == []
+    # Wall time: 60 % more but a twentieth of a second (sub-second episodes): noise.
+    quick = _ablation([(_run(wall=0.08), _run(wall=0.13))])
+    assert quick.regressions() == []
+    slow = _ablation([(_run(wall=2.0), _run(wall=3.2))])
+    assert slow.regressions() == ["mean_wall_seconds: 3.20 s ON vs 2.00 s OFF"]
 
 
 def test_improvements_are_not_regressions_and_recoveries_add_up() -> None:

@@ -5,8 +5,8 @@ request (the first episode pays for the cold start and is not counted), then ``p
 of requests against the same warm service, each pair the same instruction and start URL with
 the toggle OFF then ON. Each pair is diffed (success, steps, wall time), the pairs are
 aggregated per side, and a side that got worse is flagged: the ON side solving fewer
-episodes, taking more steps (``STEPS_TOLERANCE``) or more wall time (``WALL_TOLERANCE``), or
-failing requests the OFF side did not.
+episodes, taking more steps (``STEPS_TOLERANCE``) or more wall time (``WALL_TOLERANCE`` and at
+least ``WALL_FLOOR_S``), or failing requests the OFF side did not.
 
 Any service speaking upstream's request shape will do: ``mantis-fast serve`` or upstream's own.
 ``mantis-fast ablate`` prints the table and exits 1 when a regression is flagged (2 when the
@@ -28,6 +28,7 @@ from mantis_fast.errors import AblationError, InvalidInputError
 
 __all__ = [
     "STEPS_TOLERANCE",
+    "WALL_FLOOR_S",
     "WALL_TOLERANCE",
     "Ablation",
     "CuaRun",
@@ -39,8 +40,10 @@ __all__ = [
 
 #: The ON side is flagged when its mean steps exceed the OFF side's by more than this share.
 STEPS_TOLERANCE = 0.10
-#: ... or its mean wall time by more than this share (wall time is noisier than steps).
+#: ... or its mean wall time by more than this share (wall time is noisier than steps) and
+#: by more than ``WALL_FLOOR_S``: a tenth of a second on a sub-second episode is noise.
 WALL_TOLERANCE = 0.25
+WALL_FLOOR_S = 1.0
 _MAX_REPLY_BYTES = 1 << 20
 
 
@@ -132,12 +135,12 @@ class Ablation:
             flags.append(
                 f"success rate: {on['success_rate']:.2f} ON vs {off['success_rate']:.2f} OFF"
             )
-        for key, tolerance, unit in (
-            ("mean_steps", STEPS_TOLERANCE, "steps"),
-            ("mean_wall_seconds", WALL_TOLERANCE, "s"),
+        for key, tolerance, floor, unit in (
+            ("mean_steps", STEPS_TOLERANCE, 0.0, "steps"),
+            ("mean_wall_seconds", WALL_TOLERANCE, WALL_FLOOR_S, "s"),
         ):
             a, b = off[key], on[key]
-            if a is not None and b is not None and b > a * (1 + tolerance):
+            if a is not None and b is not None and b > a * (1 + tolerance) and b - a > floor:
                 flags.append(f"{key}: {b:.2f} {unit} ON vs {a:.2f} {unit} OFF")
         return flags
 
