@@ -30,7 +30,8 @@ through its element actions (``CLICK_ELEMENT`` on the ref its observation assign
 
 miniwob's env runs non-headless (``render_mode="human"``) on an Xvfb of this module, as a
 screen-reading agent would use it. It passes no ``--no-sandbox`` there, which Chromium needs as
-root: ``_sandbox_free_chrome`` adds it to the ChromeOptions miniwob creates (only as root).
+root: ``tests.miniwob_peer.sandbox_free_chrome`` adds it to the ChromeOptions miniwob creates
+(only as root).
 The miniwob side skips when the package, Chromium or chromedriver is missing.
 """
 
@@ -52,6 +53,7 @@ pytest.importorskip("gymnasium")
 
 from mantis_fast.gym.miniwob import miniwob_env
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
+from tests.miniwob_peer import sandbox_free_chrome
 
 TASKS = ("click-test-2", "enter-text")
 STEP_ROUNDS = 20
@@ -145,24 +147,6 @@ class Ours:
         self.env.close()
 
 
-def _sandbox_free_chrome() -> None:
-    """miniwob adds ``no-sandbox`` only when headless; as root Chromium refuses to start
-    without it. Wrap the ChromeOptions its SeleniumInstance creates to add it."""
-    if os.geteuid() != 0:
-        return
-    from miniwob import selenium_instance
-    from selenium import webdriver
-
-    class Options(webdriver.ChromeOptions):
-        def __init__(self) -> None:
-            super().__init__()
-            self.add_argument("no-sandbox")
-
-    selenium_instance.webdriver = type(
-        "webdriver", (), {"ChromeOptions": Options, "Chrome": webdriver.Chrome}
-    )
-
-
 class Theirs:
     """miniwob's own env (``miniwob/<task>-v1``) on this module's Xvfb."""
 
@@ -174,7 +158,7 @@ class Theirs:
         from miniwob.action import ActionTypes
 
         gymnasium.register_envs(miniwob)
-        _sandbox_free_chrome()
+        sandbox_free_chrome()
         self.types = ActionTypes
         before = descendants()
         self.env = gymnasium.make(

@@ -51,12 +51,13 @@ import numpy as np
 import pytest
 
 # bench_miniwob skips this module too when miniwob or gymnasium is missing.
-from bench_miniwob import CHROME, CHROMEDRIVER, _sandbox_free_chrome, descendants, rss_mib
+from bench_miniwob import CHROME, CHROMEDRIVER, descendants, rss_mib
 
 from mantis_fast import Xvfb
 from mantis_fast.gym.desktop import POINTER_TYPES
 from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask
 from mantis_fast.gym.policies import random_pointer
+from tests.miniwob_peer import sandbox_free_chrome
 
 TASK = "click-test-2"
 N = 8
@@ -209,7 +210,7 @@ def make_miniwob_env() -> Any:
     from miniwob.action import ActionSpaceConfig, ActionTypes
 
     gymnasium.register_envs(miniwob)
-    _sandbox_free_chrome()
+    sandbox_free_chrome()
     return gymnasium.make(
         f"miniwob/{TASK}-v1",
         render_mode="human",
@@ -247,7 +248,7 @@ def test_miniwob_vector(benchmark, display: set[int], report_as) -> None:
     pytest.importorskip("selenium")
     os.environ.setdefault("MINIWOB_CHROME_BINARY", CHROME)
     os.environ.setdefault("MINIWOB_CHROMEDRIVER", CHROMEDRIVER)
-    _sandbox_free_chrome()  # in this process too: the forked workers inherit it
+    sandbox_free_chrome()  # in this process too: the forked workers inherit it
     before = descendants()
     envs = gymnasium.vector.AsyncVectorEnv(
         [make_miniwob_env] * PEER_N, shared_memory=False, context="fork"

@@ -29,6 +29,7 @@ if CHROME is None or CHROMEDRIVER is None:
 
 import mantis_fast.gym  # noqa: E402, F401  (registers the mantis_fast/miniwob-* ids)
 from mantis_fast import Xvfb  # noqa: E402
+from tests.miniwob_peer import sandbox_free_chrome  # noqa: E402
 
 TASKS = ("click-button", "click-checkboxes", "enter-text", "click-link")
 SEEDS = (0, 7, 12345)
@@ -62,25 +63,6 @@ def _normalized(snapshot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _sandbox_free_chrome() -> None:
-    """miniwob passes ``no-sandbox`` to Chromium only when headless, and as root Chromium
-    refuses to start without it: wrap the ChromeOptions miniwob's SeleniumInstance creates so
-    that they carry it (only as root)."""
-    if os.geteuid() != 0:
-        return
-    from miniwob import selenium_instance
-    from selenium import webdriver
-
-    class Options(webdriver.ChromeOptions):
-        def __init__(self) -> None:
-            super().__init__()
-            self.add_argument("no-sandbox")
-
-    selenium_instance.webdriver = type(
-        "webdriver", (), {"ChromeOptions": Options, "Chrome": webdriver.Chrome}
-    )
-
-
 @pytest.fixture(scope="module")
 def display() -> Iterator[str]:
     """An Xvfb for miniwob's browser window, named in DISPLAY and the chromium and
@@ -108,7 +90,7 @@ class Pair:
         self.ours = gymnasium.make(f"mantis_fast/miniwob-{task}-v0")
         try:
             gymnasium.register_envs(miniwob)
-            _sandbox_free_chrome()
+            sandbox_free_chrome()
             self.theirs = gymnasium.make(f"miniwob/{task}-v1", render_mode="human")
         except BaseException:
             self.ours.close()
