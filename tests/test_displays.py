@@ -7,6 +7,7 @@ import contextlib
 import math
 import subprocess
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -224,23 +225,69 @@ def test_omitted_id_uses_the_first_display_when_none_is_primary(fresh_warning):
 
 
 def test_local_to_global_adds_the_origin():
+    """Seed 003: "Linux/X11: global = display.x + local.x. Pixels-to-pixels, no DPI." """
     assert local_to_global(0, 10, 20, displays=LAYOUT) == (10, 20)
     assert local_to_global(1, 10, 20, displays=LAYOUT) == (-1910, 200)
     assert local_to_global(2, 0, 0, displays=LAYOUT) == (320, -1200)
-    assert local_to_global(1, 0.5, 1.5, displays=LAYOUT) == (-1920, 182)  # half to even
-    assert local_to_global(1, np.float32(2.5), np.int16(3), displays=LAYOUT) == (-1918, 183)
+    assert local_to_global(1, np.float32(2.25), np.int16(3), displays=LAYOUT) == (-1918, 183)
 
 
-def test_backing_coordinates_divide_by_the_scale_factor():
+def reference_math_round(value: Fraction) -> int:
+    """JavaScript's ``Math.round`` as its spec states it, in exact rational arithmetic: the
+    integer closest to the value, a tie going to the one closer to +infinity."""
+    return math.floor(value + Fraction(1, 2))
+
+
+@pytest.mark.parametrize(
+    "value", [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.49999999999999994, 1e9 + 0.5]
+)
+def test_sums_round_half_up_as_upstream_math_round(value):
+    """Upstream translate(): ``x: Math.round(display.bounds[0] + lx)`` -- ties go up, on the
+    sum, for both coordinate sources (Python's round() would send 0.5 and 2.5 down). The sum
+    is exact here; JavaScript adds in float64 first, which differs only where that addition
+    itself rounds (-1920 + 0.49999999999999994 is -1919.5 in float64)."""
+    expected = reference_math_round(Fraction(value))
+    for display_id, (left, top) in ((0, (0, 0)), (1, (-1920, 180))):
+        assert local_to_global(display_id, value, value, displays=LAYOUT) == (
+            reference_math_round(left + Fraction(value)),
+            reference_math_round(top + Fraction(value)),
+        )
+        assert local_to_global(display_id, value, 0, displays=LAYOUT)[0] == left + expected
+    batched = local_points_to_global(1, np.array([[value, value]]), displays=LAYOUT)
+    assert batched.tolist() == [[-1920 + expected, 180 + expected]]
+
+
+def test_backing_coordinates_divide_by_the_scale_factor_on_macos():
+    """Seed 003: "macOS: Quartz event coords are in points ... it must declare coordSource:
+    "backing" so the translator divides by scaleFactor before adding the display origin";
+    upstream rounds the sum half up (backing (1, 1) at scale 2 -> origin + (1, 1))."""
     retina = [Display(0, (100, 50, 1440, 900), 2.0, True), Display(1, (0, 0, 10, 10), 1.5)]
-    assert local_to_global(0, 2880, 1800, "backing", displays=retina) == (1540, 950)
-    assert local_to_global(0, 641, 643, "backing", displays=retina) == (420, 372)  # 320.5, 321.5
-    assert local_to_global(0, 641, 643, "logical", displays=retina) == (741, 693)
-    assert local_to_global(1, 3, 4, coord_source="backing", displays=retina) == (2, 3)  # 2, 2.67
+    mac = {"displays": retina, "platform": "darwin"}
+    assert local_to_global(0, 2880, 1800, "backing", **mac) == (1540, 950)
+    assert local_to_global(0, 1, 1, "backing", **mac) == (101, 51)  # 0.5 up, not to even
+    assert local_to_global(0, 641, 643, "backing", **mac) == (421, 372)  # 320.5, 321.5
+    assert local_to_global(0, 641, 643, "logical", **mac) == (741, 693)
+    assert local_to_global(1, 3, 4, coord_source="backing", **mac) == (2, 3)  # 2, 2.67
+    batched = local_points_to_global(0, [[1, 1], [641, 643]], "backing", **mac)
+    assert batched.tolist() == [[101, 51], [421, 372]]
     with pytest.raises(ValueError, match="coord_source must be one of"):
         local_to_global(0, 1, 1, "physical", displays=retina)
     with pytest.raises(ValueError, match="overflows"):
-        local_to_global(1, 10**400, 0, "backing", displays=retina)
+        local_to_global(1, 10**400, 0, "backing", **mac)
+    with pytest.raises(ValueError, match="platform must be a str"):
+        local_to_global(0, 1, 1, "backing", displays=retina, platform=3)
+
+
+@pytest.mark.parametrize("platform", ["linux", "win32"])
+def test_backing_is_logical_off_macos(platform):
+    """Upstream divides only ``if (coordSource === "backing" && currentPlatform() ===
+    "darwin")``: X11 and Windows input take the capture's own pixels."""
+    retina = [Display(0, (100, 50, 1440, 900), 2.0, True)]
+    for point in ((2880, 1800), (1, 1), (0.5, 2.5)):
+        assert local_to_global(
+            0, *point, "backing", displays=retina, platform=platform
+        ) == local_to_global(0, *point, "logical", displays=retina, platform=platform)
+    assert local_to_global(0, 1, 1, "backing", displays=retina, platform=platform) == (101, 51)
 
 
 @pytest.mark.parametrize("bad", ["10", None, math.nan, math.inf, True])
@@ -325,12 +372,14 @@ LOCAL_POINTS = st.one_of(
     points=LOCAL_POINTS,
     display_id=st.sampled_from([0, 1]),
     source=st.sampled_from(["logical", "backing"]),
+    platform=st.sampled_from(["linux", "darwin"]),
 )
-def test_batched_local_to_global_matches_scalar(points, display_id, source):
+def test_batched_local_to_global_matches_scalar(points, display_id, source, platform):
+    where = {"displays": RETINA, "platform": platform}
     expected = [
-        list(local_to_global(display_id, x, y, source, displays=RETINA)) for x, y in points.tolist()
+        list(local_to_global(display_id, x, y, source, **where)) for x, y in points.tolist()
     ]
-    got = local_points_to_global(display_id, points, source, displays=RETINA)
+    got = local_points_to_global(display_id, points, source, **where)
     assert got.dtype == np.int32 and got.tolist() == expected
 
 
@@ -482,8 +531,8 @@ def test_live_pointer_lands_where_local_to_global_says(fresh_xvfb: Xvfb):
             assert (pointer.root_x, pointer.root_y) == (gx, gy)
             assert global_to_local(pointer.root_x, pointer.root_y, displays=live) == (
                 display_id,
-                round(x),
-                round(y),
+                math.floor(x + 0.5),  # Math.round: 960.5 -> 961
+                math.floor(y + 0.5),
             )
     finally:
         xdisplay.close()

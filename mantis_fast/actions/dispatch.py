@@ -8,6 +8,14 @@ mapping and clamping are written once:
 * ``"normalized"`` points: 0..1000 of the working area (``crop``) -> pixels, inside the area;
 * ``"screen"`` points: rounded and clamped.
 
+An action that names a display (``display_id``, seed 003) is mapped the same way inside that
+display's rectangle — image or normalized points onto the display's size, ``"screen"`` points
+as its own pixels (``coord_source="backing"`` divided by the scale factor on macOS) — then
+translated to global pixels with ``local_to_global`` (the display's origin, the sum rounded half
+up) and clamped to the display, so a click meant for one monitor never lands on another. The
+display list is read live at every such action (``displays``; by default the input backend's
+``monitors``); an unknown id is an ``InvalidInputError`` naming the known ones.
+
 ``W, H`` is the *live* screen size, read at every action (``screen_size``; by default the
 input backend's, which follows RandR resizes), never a size remembered from start-up.
 
@@ -26,6 +34,7 @@ from typing import Any, NamedTuple, Protocol
 from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import normalized_to_pixels, scale_brain_to_display
+from mantis_fast.geometry.displays import Display, local_to_global, resolve_display
 
 __all__ = ["Dispatched", "Dispatcher", "InputBackend"]
 
@@ -63,6 +72,9 @@ class Dispatcher:
     ``launch`` starts an app for ``launch_app`` (an argv list); without one that action is
     refused, so a model reply can never start programs where nobody allowed it. ``drag_steps``
     and ``drag_step_delay`` pace drags that do not say their own steps and duration.
+    ``displays`` returns the live monitors for actions that name a display (default: the
+    backend's ``monitors``, e.g. ``Input.monitors``); ``platform`` is passed to
+    ``local_to_global`` (None: ``sys.platform``).
     """
 
     def __init__(
@@ -74,6 +86,8 @@ class Dispatcher:
         launch: Callable[[list[str]], None] | None = None,
         drag_steps: int | None = None,
         drag_step_delay: float = 0.0,
+        displays: Callable[[], Sequence[Display]] | None = None,
+        platform: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.pointer = pointer
@@ -82,18 +96,60 @@ class Dispatcher:
         self._launch = launch
         self.drag_steps = drag_steps
         self.drag_step_delay = drag_step_delay
+        self._displays = displays
+        self.platform = platform
         self._sleep = sleep
 
+    def displays(self) -> Sequence[Display]:
+        """The monitors now, for actions that name a display."""
+        source = self._displays or getattr(self.pointer, "monitors", None)
+        if source is None:
+            raise InvalidInputError(
+                "this action names a display, but the dispatcher has no display list "
+                "(pass displays=)"
+            )
+        return source() if callable(source) else source
+
     def to_screen(
-        self, action: Action, x: float, y: float, image_size: Sequence[int] | None = None
+        self,
+        action: Action,
+        x: float,
+        y: float,
+        image_size: Sequence[int] | None = None,
+        displays: Sequence[Display] | None = None,
     ) -> Point:
-        """One point of ``action`` (in its space) -> a screen pixel, clamped to the screen."""
+        """One point of ``action`` (in its space) -> a screen pixel, clamped to the screen (to
+        its display when the action names one; ``displays`` saves reading the list again)."""
         screen = tuple(self._screen_size())
+        if action.display_id is not None:
+            point = self._display_pixel(action, x, y, image_size, displays or self.displays())
+            return _clamped(*point, (0, 0, *screen))  # RandR lets a monitor reach off the root
         if action.space == "normalized":
             return normalized_to_pixels(x, y, screen, crop=self.crop)
         if action.space == "image" and image_size is not None and tuple(image_size) != screen:
             return scale_brain_to_display(x, y, image_size, screen, clamp=True)
-        return min(max(round(x), 0), screen[0] - 1), min(max(round(y), 0), screen[1] - 1)
+        return _clamped(round(x), round(y), (0, 0, *screen))
+
+    def _display_pixel(
+        self,
+        action: Action,
+        x: float,
+        y: float,
+        image_size: Sequence[int] | None,
+        displays: Sequence[Display],
+    ) -> Point:
+        display = resolve_display(action.display_id, displays=displays)
+        size, source = display.size, action.coord_source
+        if action.space == "normalized":
+            x, y = normalized_to_pixels(x, y, size)
+        elif action.space == "image" and image_size is not None and tuple(image_size) != size:
+            # The model saw an image of this display resized: map it onto the display first.
+            x, y = scale_brain_to_display(x, y, image_size, size, clamp=True)
+            source = "logical"
+        gx, gy = local_to_global(
+            display.id, x, y, source, displays=displays, platform=self.platform
+        )
+        return _clamped(gx, gy, display.bounds)
 
     def dispatch(self, action: Action, image_size: Sequence[int] | None = None) -> Dispatched:
         """Validate ``action``, map its points to the live screen, and perform it.
@@ -110,10 +166,16 @@ class Dispatcher:
             raise InvalidInputError(f"expected a mantis_fast Action, got {name}")
         action = action.validated()
         kind, params = action.action_type, action.params
-        pixels = [self.to_screen(action, x, y, image_size) for x, y in action.points()]
+        displays = None if action.display_id is None else self.displays()
+        pixels = [self.to_screen(action, x, y, image_size, displays) for x, y in action.points()]
         if kind is ActionType.SCROLL and not pixels:  # a scroll without a point: the centre
-            width, height = self._screen_size()
-            pixels = [(width // 2, height // 2)]
+            if displays is not None:
+                left, top, width, height = resolve_display(
+                    action.display_id, displays=displays
+                ).bounds
+            else:
+                (width, height), left, top = self._screen_size(), 0, 0
+            pixels = [(left + width // 2, top + height // 2)]
         pointer = self.pointer
         if kind is ActionType.MOVE:
             pointer.move(*pixels[0])
@@ -147,3 +209,8 @@ class Dispatcher:
         steps = action.params.get("steps") or self.drag_steps or DEFAULT_DRAG_STEPS
         duration = action.params.get("duration", steps * self.drag_step_delay)
         self.pointer.drag(x1, y1, x2, y2, steps=steps, duration=duration)
+
+
+def _clamped(x: int, y: int, box: tuple[int, int, int, int]) -> Point:
+    left, top, width, height = box
+    return min(max(x, left), left + width - 1), min(max(y, top), top + height - 1)

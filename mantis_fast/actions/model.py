@@ -9,6 +9,13 @@ points are in:
   into range, pixels only at dispatch);
 * ``"screen"`` — root-window pixels, used as they are.
 
+An action may also name a display (a monitor, seed 003): ``display_id`` makes its points local
+to that display (``"screen"`` points are its own pixels, ``"image"`` points those of an image of
+that display, ``"normalized"`` 0..1000 of it) and ``coord_source`` says whether display pixels
+were read off a ``"logical"`` or a ``"backing"``-store capture; the dispatcher translates them to
+global pixels with ``local_to_global`` before any backend sees them. The seed's wire form,
+``{"displayId": 1, "coordinate": [x, y], "coordSource": "logical"}``, is read as well.
+
 Every name any front end accepts is accepted here: the canonical names are the model-facing
 ones (``click``, ``type``, ``key``, ...), and the Gym names (``type_text``, ``key_press``) and
 common synonyms are aliases of them. Parameters likewise: ``x``/``x1``/``start_x``, ``keys``/
@@ -22,6 +29,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from numbers import Integral
 from typing import Any
 
 from mantis_fast.errors import InvalidInputError
@@ -29,6 +37,7 @@ from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
 
 __all__ = [
     "CANONICAL_NAMES",
+    "COORD_SOURCES",
     "COORD_SPACES",
     "MAX_SCROLL_AMOUNT",
     "MAX_TEXT",
@@ -41,6 +50,7 @@ __all__ = [
 ]
 
 COORD_SPACES = ("image", "normalized", "screen")
+COORD_SOURCES = ("logical", "backing")
 SCROLL_DIRECTIONS = ("up", "down", "left", "right")
 BUTTONS = ("left", "middle", "right")
 DEFAULT_SCROLL_AMOUNT = 3
@@ -90,6 +100,7 @@ _ALIASES = {
     "press": "key",
     "hotkey": "key",
     "left_click": "click",
+    "left_click_drag": "drag",
     "doubleclick": "double_click",
     "rightclick": "right_click",
     "mouse_move": "move",
@@ -109,7 +120,13 @@ SPATIAL_ACTIONS = POINTER_ACTIONS | {ActionType.SCROLL, ActionType.DRAG}
 
 _POINT_KEYS = (("x", "x1", "start_x"), ("y", "y1", "start_y"))
 _END_KEYS = (("x2", "end_x"), ("y2", "end_y"))
-_ENVELOPE = frozenset({"name", "action", "type", "action_type", "params", "reasoning", "space"})
+_DISPLAY_KEYS = ("display_id", "displayId", "display")
+_SOURCE_KEYS = ("coord_source", "coordSource")
+_ENVELOPE = frozenset(
+    {"name", "action", "type", "action_type", "params", "reasoning", "space"}
+    | set(_DISPLAY_KEYS)
+    | set(_SOURCE_KEYS)
+)
 
 
 def _first(params: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -127,6 +144,27 @@ def _number(value: Any, what: str, low: float = -math.inf) -> float:
         bound = f" >= {low:g}" if low > -math.inf else ""
         raise InvalidInputError(f"{what} must be a finite number{bound}, got {value!r:.40}")
     return value
+
+
+def _display_id(value: Any) -> int | None:
+    """A display id as ``displays[]`` gave it: a non-negative integer (``"1"`` from a model's
+    JSON too), or None for the whole screen."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 10:
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= value < 2**31:
+        raise InvalidInputError(
+            f"display_id must be a non-negative integer or None, got {value!r:.40}"
+        )
+    return int(value)
+
+
+def _pair(value: Any, what: str) -> tuple[Any, Any]:
+    """``coordinate: [x, y]`` (a list or tuple of two)."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return value[0], value[1]
+    raise InvalidInputError(f"{what} must be [x, y], got {value!r:.60}")
 
 
 def _button(value: Any) -> str:
@@ -153,6 +191,8 @@ class Action:
     params: Mapping[str, Any] = field(default_factory=dict)
     reasoning: str = ""
     space: str = "image"
+    display_id: int | None = None
+    coord_source: str = "logical"
 
     def __post_init__(self) -> None:
         if not isinstance(self.action_type, ActionType):
@@ -174,6 +214,11 @@ class Action:
             )
         if self.space not in COORD_SPACES:
             raise InvalidInputError(f"space must be one of {COORD_SPACES}, got {self.space!r}")
+        object.__setattr__(self, "display_id", _display_id(self.display_id))
+        if self.coord_source not in COORD_SOURCES:
+            raise InvalidInputError(
+                f"coord_source must be one of {COORD_SOURCES}, got {self.coord_source!r:.40}"
+            )
 
     @property
     def name(self) -> str:
@@ -186,8 +231,9 @@ class Action:
         """An action from the JSON a model emits: ``{"name": "click", "x1": 500, "y1": 250}``.
 
         The type may be under ``name``, ``action``, ``type`` or ``action_type``; parameters are
-        the other keys, or a ``params`` mapping (the Gym shape). Not validated: call
-        ``validated()``.
+        the other keys, or a ``params`` mapping (the Gym shape). A display is named by
+        ``display_id`` (or the seed's ``displayId``) and its pixel source by ``coord_source``
+        (``coordSource``). Not validated: call ``validated()``.
         """
         if isinstance(item, Action):
             return item
@@ -201,7 +247,17 @@ class Action:
         params.update((k, v) for k, v in item.items() if k not in _ENVELOPE)
         reasoning = item.get("reasoning", "")
         space = item.get("space", space) if item.get("space") in COORD_SPACES else space
-        return cls(kind, params, reasoning if isinstance(reasoning, str) else "", space)
+        display_id = next((item[k] for k in _DISPLAY_KEYS if item.get(k) is not None), None)
+        source = next((item[k] for k in _SOURCE_KEYS if item.get(k) is not None), "logical")
+        source = source.strip().lower() if isinstance(source, str) else source
+        return cls(
+            kind,
+            params,
+            reasoning if isinstance(reasoning, str) else "",
+            space,
+            display_id,
+            source,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form (``name``, points as ``x1, y1[, x2, y2]``, then the other parameters),
@@ -212,6 +268,10 @@ class Action:
             if params.get(key) is not None:
                 data[wire] = params.pop(key)
         data.update((k, v) for k, v in params.items() if v is not None)
+        if self.display_id is not None:
+            data["display_id"] = self.display_id
+        if self.coord_source != "logical":
+            data["coord_source"] = self.coord_source
         if self.reasoning:
             data["reasoning"] = self.reasoning
         return data
@@ -291,12 +351,16 @@ class Action:
             ):
                 raise InvalidInputError(f"launch_app needs param 'command', got {command!r}")
             out["command"] = command if isinstance(command, str) else list(command)
-        return Action(kind, out, self.reasoning, self.space)
+        return Action(kind, out, self.reasoning, self.space, self.display_id, self.coord_source)
 
     def _point(
         self, keys: tuple[tuple[str, ...], tuple[str, ...]], *, required: bool, what: str = ""
     ) -> tuple[float, float] | None:
         x, y = (_first(self.params, names) for names in keys)
+        if x is None and y is None:
+            pair = self._coordinate_pair(end=keys is _END_KEYS)
+            if pair is not None:
+                x, y = _pair(*pair)
         if x is None or y is None:
             if not required and self.space == "normalized":
                 # A scroll's missing axis is the working area's centre (both: the centre).
@@ -309,6 +373,23 @@ class Action:
                 got = sorted(map(str, self.params))
                 raise InvalidInputError(f"{self.name} needs params {need}, got {got}")
         return self._coordinate(x, keys[0][0]), self._coordinate(y, keys[1][0])
+
+    def _coordinate_pair(self, *, end: bool) -> tuple[Any, str] | None:
+        """The seed's ``coordinate: [x, y]``. A drag reads ``start_coordinate`` and
+        ``coordinate`` (the computer-use tool's shape) or ``coordinate`` and ``end_coordinate``."""
+        params = self.params
+        if end:
+            names = (
+                ("end_coordinate", "coordinate")
+                if "start_coordinate" in params
+                else ("end_coordinate",)
+            )
+        else:
+            names = ("start_coordinate", "coordinate")
+        for name in names:
+            if params.get(name) is not None:
+                return params[name], name
+        return None
 
     def _coordinate(self, value: Any, name: str) -> float:
         if isinstance(value, str):

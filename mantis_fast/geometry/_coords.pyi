@@ -4,9 +4,9 @@
 import numpy as np
 
 # An axis map: (in_clip, in_lo, in_hi, in_off, int_lo, int_hi, num, den,
-#               out_clip, out_lo, out_hi, out_off) -- see the module docstring. Stub-only (private:
-# the module has no such name at runtime).
-_AxisSpec = tuple[bool, int, int, int, int, int, float, float, bool, int, int, int]
+#               out_clip, out_lo, out_hi, out_off, half_up) -- see the module docstring.
+# Stub-only (private: the module has no such name at runtime).
+_AxisSpec = tuple[bool, int, int, int, int, int, float, float, bool, int, int, int, bool]
 
 def map_points(
     points: np.ndarray,  # const coord_t[:, ::1], coord_t in {double, int64_t, int32_t}

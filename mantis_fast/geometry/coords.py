@@ -469,8 +469,11 @@ def _axis(
     in_off: int = 0,
     out_clip: tuple[int, int] | None = None,
     out_off: int = 0,
+    half_up: bool = False,
 ) -> tuple:
     """One axis of ``_coords.map_points``: out_off + clip(round((clip(v) - in_off) * num / den)).
+
+    ``round`` is half to even, or half up (``floor(q + 1/2)``) with ``half_up``.
 
     Integer inputs must keep ``|v - in_off| * num <= 2**53`` to match Python's exact integer
     arithmetic; with ``num == 0`` every value maps to 0 and any integer is fine.
@@ -484,7 +487,7 @@ def _axis(
     out_lo, out_hi = out_clip or (0, 0)
     return (
         in_clip is not None, in_lo, in_hi, in_off, int_lo, int_hi, float(num), float(den),
-        out_clip is not None, out_lo, out_hi, out_off,
+        out_clip is not None, out_lo, out_hi, out_off, half_up,
     )  # fmt: skip
 
 

@@ -6,12 +6,16 @@ is one display), the compositor's logical layout on Wayland, points on macOS, vi
 pixels on Windows. ``scale_factor`` is device pixels per logical pixel and ``backing_size`` the
 device-pixel size of a capture of the display where the platform reports it.
 
-The multi-monitor contract: the model sees one display and acts in that
-display's *local* pixels; ``local_to_global`` adds the display's origin before dispatch
-(``coord_source="backing"`` divides by ``scale_factor`` first); ``global_to_local`` finds the
-display whose half-open box ``[x, x + w) x [y, y + h)`` holds a pixel. An unknown display id is
-a ValueError; an omitted id (None) means the primary display, with one
-``DisplayFallbackWarning`` per process when the screen has several displays.
+The multi-monitor contract (seed 003): the model sees one display and acts in that display's
+*local* pixels; ``local_to_global`` adds the display's origin before dispatch and rounds the sum
+half up, as the seed's ``Math.round(display.x + local.x)`` does. ``coord_source="backing"``
+(coordinates chosen on a backing-store capture) divides by ``scale_factor`` first on macOS only,
+where input takes points; X11 and Windows input take the capture's own pixels, so there backing
+and logical are the same (``platform=`` overrides ``sys.platform``, e.g. for a Mac's display list
+handled elsewhere). ``global_to_local`` finds the display whose half-open box
+``[x, x + w) x [y, y + h)`` holds a pixel. An unknown display id is a ValueError; an omitted id
+(None) means the primary display, with one ``DisplayFallbackWarning`` per process when the screen
+has several displays.
 
 The mapping functions are pure over an explicit ``displays`` list (from ``list_displays``,
 ``Capture.monitors`` or a parser in ``display_parsers``). ``displays=None`` is a convenience that
@@ -23,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -38,7 +43,6 @@ from mantis_fast.geometry.coords import (
     _axis,
     _map,
     _number,
-    _round,
     _shown,
     clamp_to_screen,
 )
@@ -249,12 +253,28 @@ def resolve_display(
     return _resolve(display_id, displays, stacklevel=2)
 
 
-def _scale_divisor(display: Display, coord_source: str) -> float:
+def _scale_divisor(display: Display, coord_source: str, platform: str | None) -> float:
     if coord_source not in COORD_SOURCES:
         raise InvalidInputError(
             f"coord_source must be one of {COORD_SOURCES}, got {_shown(coord_source)}"
         )
-    return display.scale_factor if coord_source == "backing" else 1.0
+    if platform is None:
+        platform = sys.platform
+    elif not isinstance(platform, str):
+        raise InvalidInputError(f"platform must be a str or None, got {_shown(platform)}")
+    # Only macOS input takes points while its captures are backing-store pixels (seed 003).
+    return display.scale_factor if coord_source == "backing" and platform == "darwin" else 1.0
+
+
+def _round_half_up(value: int | float, name: str = "value") -> int:
+    """``Math.round``: the nearest integer, ties toward +infinity (``floor(v + 1/2)``, exactly:
+    ``0.49999999999999994`` gives 0, as in JavaScript)."""
+    if isinstance(value, int):
+        return value
+    if not math.isfinite(value):
+        raise InvalidInputError(f"{name} overflows float64 when scaled")
+    whole = math.floor(value)
+    return whole + (1 if value - whole >= 0.5 else 0)
 
 
 def local_to_global(
@@ -264,29 +284,31 @@ def local_to_global(
     coord_source: str = "logical",
     *,
     displays: Sequence[Display] | None = None,
+    platform: str | None = None,
 ) -> tuple[int, int]:
-    """Display-local point -> global (root window) pixel: ``origin + round(local / divisor)``.
+    """Display-local point -> global (root window) pixel: ``Math.round(origin + local / d)``.
 
-    The divisor is 1 for ``coord_source="logical"`` and ``scale_factor`` for ``"backing"``
-    (coordinates chosen on a backing-store capture); floats round half to even. The point is
-    not clamped: call ``clamp_to_display`` first when it may lie outside the display.
+    The divisor ``d`` is ``scale_factor`` for ``coord_source="backing"`` on macOS (``platform``,
+    default ``sys.platform``), else 1; the sum rounds half up, as the seed's translator does.
+    The point is not clamped: call ``clamp_to_display`` first when it may lie outside the display.
     """
     display = _resolve(display_id, displays, stacklevel=2)
-    divisor = _scale_divisor(display, coord_source)
+    divisor = _scale_divisor(display, coord_source, platform)
     x, y = _number(x, "x"), _number(y, "y")
     left, top = display.origin
-    if divisor == 1.0:
-        return left + round(x), top + round(y)
     return left + _scaled(x, divisor, "x"), top + _scaled(y, divisor, "y")
 
 
 def _scaled(value: int | float, divisor: float, name: str) -> int:
-    """``round(value / divisor)``; an int beyond float64 or an infinite quotient is named."""
+    """``Math.round(value / divisor)``; an int beyond float64 or an infinite quotient is named.
+    (The origin is an integer, so rounding the sum equals adding the rounded quotient.)"""
+    if divisor == 1.0:
+        return _round_half_up(value, name)
     try:
         quotient = value / divisor
     except OverflowError:  # an int too large for float64
         quotient = math.inf
-    return _round(quotient, name)
+    return _round_half_up(quotient, name)
 
 
 def _pixel(value: object, name: str) -> int:
@@ -330,13 +352,19 @@ def local_points_to_global(
     coord_source: str = "logical",
     *,
     displays: Sequence[Display] | None = None,
+    platform: str | None = None,
     threads: int = 1,
 ) -> np.ndarray:
     """``local_to_global`` over an (N, 2) float64 or integer array -> int32 (N, 2)."""
     display = _resolve(display_id, displays, stacklevel=2)
-    divisor = _scale_divisor(display, coord_source)
+    divisor = _scale_divisor(display, coord_source, platform)
     left, top = display.origin
-    return _map(points, _axis(1, divisor, out_off=left), _axis(1, divisor, out_off=top), threads)
+    return _map(
+        points,
+        _axis(1, divisor, out_off=left, half_up=True),
+        _axis(1, divisor, out_off=top, half_up=True),
+        threads,
+    )
 
 
 def global_points_to_local(

@@ -7,11 +7,13 @@ display-local -> global) is one shape::
     v = clip(v, in_lo, in_hi)           # only when in_clip (normalized input is clamped first)
     d = v - in_off                      # pixels -> normalized: distance from the area origin
     r = round((d * num) / den)          # Python's round(d * num / den): multiply, then divide
+                                        # (half_up: floor(q + 1/2), JavaScript's Math.round)
     r = clip(r, out_lo, out_hi)         # only when out_clip
     out = r + out_off                   # must fit int32
 
 evaluated in float64 in exactly that order and rounded half to even (the hardware conversion
-in the default rounding mode), so each element equals what the Python scalar expression gives.
+in the default rounding mode) or, for the display-local -> global map, half up as the seed's
+``Math.round`` does; each element equals what the Python scalar expression gives.
 Integer inputs are exact as long as ``|d| * num <= 2**53``; the caller passes the integer range
 that guarantees it (``int_lo..int_hi``) and rows outside it are reported, never rounded.
 
@@ -63,14 +65,15 @@ cdef struct AxisMap:
     int64_t out_lo
     int64_t out_hi
     int64_t out_off
+    bint half_up
 
 
 cdef AxisMap make_axis_map(tuple spec) except *:
     """spec = (in_clip, in_lo, in_hi, in_off, int_lo, int_hi, num, den, out_clip, out_lo,
-    out_hi, out_off); everything is a Python int except num and den (floats)."""
+    out_hi, out_off, half_up); everything is a Python int except num and den (floats)."""
     cdef AxisMap m
     (in_clip, in_lo, in_hi, in_off, int_lo, int_hi, num, den,
-     out_clip, out_lo, out_hi, out_off) = spec
+     out_clip, out_lo, out_hi, out_off, half_up) = spec
     m.in_clip = in_clip
     m.in_lo = in_lo
     m.in_hi = in_hi
@@ -86,14 +89,22 @@ cdef AxisMap make_axis_map(tuple spec) except *:
     m.out_lo = out_lo
     m.out_hi = out_hi
     m.out_off = out_off
+    m.half_up = half_up
     return m
+
+
+cdef inline int64_t round_half_up(double q) noexcept nogil:
+    # floor(q + 0.5) in float64 rounds 0.49999999999999994 up; the fraction q - floor(q) is
+    # exact, so compare it instead.
+    cdef double whole = floor(q)
+    return <int64_t>whole + (1 if q - whole >= 0.5 else 0)
 
 
 cdef inline int finish_axis(double d, const AxisMap *m, int32_t *out) noexcept nogil:
     cdef double q = (d * m.num) / m.den
     cdef int64_t r
     if -ROUND_SAFE < q < ROUND_SAFE:
-        r = mantis_round_half_even(q)
+        r = round_half_up(q) if m.half_up else mantis_round_half_even(q)
     elif m.out_clip and q == q:      # clamping defines the result even for an overflow
         r = m.out_lo if q < 0 else m.out_hi
     else:

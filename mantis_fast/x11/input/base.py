@@ -28,8 +28,10 @@ from typing import Any, ClassVar, TypeVar
 from Xlib import X
 
 from mantis_fast.errors import InputError, InvalidInputError
+from mantis_fast.geometry.displays import Display
 from mantis_fast.x11.connection import GONE, XClient, read_available
 from mantis_fast.x11.input.keys import canonical_key_name, parse_combo
+from mantis_fast.x11.monitors import MonitorQuery
 
 __all__ = ["BUTTONS", "SCROLL_BUTTONS", "Input"]
 
@@ -93,6 +95,7 @@ class Input(XClient):
         self._root.change_attributes(event_mask=X.StructureNotifyMask)
         geometry = self._root.get_geometry()
         self._size = (geometry.width, geometry.height)
+        self._query_monitors = MonitorQuery(self._x)
         self._open()
 
     def _open(self) -> None:
@@ -109,6 +112,17 @@ class Input(XClient):
     size = property(
         _server_call(_live_size),
         doc="(width, height) of the root window now: resizes are picked up without a round trip.",
+    )
+
+    def _monitors(self) -> list[Display]:
+        monitors = self._query_monitors()
+        self._handle_events()  # a resize reported before the reply is taken in with it
+        return monitors
+
+    monitors = property(
+        _server_call(_monitors),
+        doc="The RandR monitors now (``Capture.monitors``' list): what a ``Dispatcher`` maps "
+        "an action that names a display with. One ``GetMonitors`` round trip.",
     )
 
     def _handle_events(self) -> None:
