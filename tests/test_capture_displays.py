@@ -1,5 +1,6 @@
 """Capture per display on a real 3-monitor Xvfb: one grab for all, display-local regions,
-monitors clipped by the root, the primary-display fallback.
+monitors clipped by the root, the primary-display fallback, and the PNG forms (seed 003's
+captureDisplay / captureAllDisplays / captureDisplayRegion).
 
 The rig carves a 2400x1000 root into three RandR monitors with ``xrandr --setmonitor``:
 
@@ -10,7 +11,9 @@ The rig carves a 2400x1000 root into three RandR monitors with ``xrandr --setmon
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import io
 import os
 import signal
 import subprocess
@@ -24,6 +27,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from mantis_fast.errors import (
     CaptureError,
@@ -33,7 +37,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.geometry import displays as displays_module
 from mantis_fast.geometry.displays import Display, DisplayFallbackWarning
-from mantis_fast.x11.capture import Capture, DisplayGrab
+from mantis_fast.x11.capture import Capture, DisplayCapture, DisplayGrab
 from mantis_fast.x11.display_grab import local_region, visible_part
 from mantis_fast.x11.xvfb import Xvfb
 from tests.xpaint import paint_root, test_pattern
@@ -612,3 +616,168 @@ def test_a_killed_or_hung_server_is_an_error_not_a_hang(call: str) -> None:
         cap.close()
     finally:
         server.stop()
+
+
+# -- seed 003's PNG forms: "captureDisplay(id): Promise<{ display, frame: PNG-Buffer }>",
+# "captureAllDisplays(): Promise<DisplayCapture[]>", "captureDisplayRegion(): Promise<
+# DisplayCapture> // local-to-display region", "frame is at backing-store resolution" --------
+
+
+def decoded(capture: DisplayCapture) -> np.ndarray:
+    """The PNG ``frame`` as an (H, W, 3) RGB array (Pillow's decoder, not ours)."""
+    assert capture.frame.startswith(b"\x89PNG\r\n\x1a\n")
+    with Image.open(io.BytesIO(capture.frame)) as png:
+        assert png.format == "PNG" and png.mode == "RGB"
+        assert png.size == capture.size  # one PNG pixel per root pixel (scale 1 on X11)
+        return np.asarray(png)
+
+
+def rgb(bgra: np.ndarray) -> np.ndarray:
+    return bgra[:, :, 2::-1]
+
+
+@pytest.mark.parametrize("backend", ["framebuffer", "xgetimage", "damage"])
+def test_capture_display_is_the_array_grab_as_png(rig, backend: str) -> None:
+    """Seed: "captureDisplay(id): Promise<{ display, frame: PNG-Buffer }>" and "frame is at
+    backing-store resolution": the PNG of each display, decoded, is its array grab pixel for
+    pixel (RGB of the BGRA), clipped to the root as the grab is."""
+    server, image = rig
+    with Capture(server.display, **BACKENDS[backend]) as cap:
+        for display in cap.monitors:
+            shot = cap.capture_display(display.id)
+            grab = cap.grab_display_clipped(display.id, copy=True)
+            assert isinstance(shot, DisplayCapture) and isinstance(shot.frame, bytes)
+            assert shot.display == display == grab.display
+            bounds, clip = LAYOUT[display.name]
+            assert (shot.region, shot.clip, shot.visible) == (grab.region, grab.clip, grab.visible)
+            assert shot.region == (0, 0, bounds[2], bounds[3]) and shot.clip == clip
+            assert shot.clipped == (display.name != "mid")
+            assert shot.size == (clip[2], clip[3])
+            pixels = decoded(shot)
+            np.testing.assert_array_equal(pixels, rgb(grab.image))
+            np.testing.assert_array_equal(pixels, rgb(crop(image, shot.visible)))
+
+
+def test_capture_all_displays_in_the_order_of_monitors(rig) -> None:
+    """Seed: "captureAllDisplays(): Promise<DisplayCapture[]>": one entry per display, here in
+    the order of ``Capture.monitors`` (RandR's), each the display's grab as PNG, from one
+    grab of the screen."""
+    server, image = rig
+    with Capture(server.display) as cap:
+        monitors = cap.monitors
+        grabs = cap.grab_displays(copy=True)
+        grabs_before = cap.grabs
+        shots = cap.capture_all_displays()
+        assert cap.grabs == grabs_before + 1  # one grab for every display
+    assert isinstance(shots, list)
+    assert [s.display for s in shots] == monitors
+    assert [s.display.id for s in shots] == [0, 1, 2]  # the primary (mid) first, as RandR lists
+    for shot in shots:
+        grab = grabs[shot.display.id]
+        assert (shot.region, shot.clip, shot.visible) == (grab.region, grab.clip, grab.visible)
+        np.testing.assert_array_equal(decoded(shot), rgb(grab.image))
+        np.testing.assert_array_equal(decoded(shot), rgb(crop(image, shot.visible)))
+
+
+@pytest.mark.parametrize(
+    ("name", "region", "clip"),
+    [
+        ("mid", (0, 0, 1, 1), (0, 0, 1, 1)),
+        ("mid", (100, 200, 300, 400), (100, 200, 300, 400)),
+        ("mid", (0, 0, 1000, 1000), (0, 0, 1000, 1000)),
+        ("left", (150, 10, 100, 50), (200, 10, 50, 50)),  # straddles the root's left edge
+        ("right", (500, 400, 300, 200), (500, 400, 100, 100)),  # past right and bottom
+    ],
+)
+def test_capture_display_region_is_the_local_region_slice(rig, name, region, clip) -> None:
+    """Seed: "captureDisplayRegion(): Promise<DisplayCapture> // local-to-display region"
+    (upstream adds the display's origin to the region: "x: display.bounds[0] + region.x"): the
+    PNG is that global rectangle of the screen, equal to the array grab of the same region."""
+    server, image = rig
+    bounds = LAYOUT[name][0]
+    with Capture(server.display) as cap:
+        display_id = next(m.id for m in cap.monitors if m.name == name)
+        shot = cap.capture_display_region(display_id, region)
+        grab = cap.grab_display(display_id, region=region, copy=True)
+    visible = (bounds[0] + clip[0], bounds[1] + clip[1], clip[2], clip[3])
+    assert shot.display.name == name
+    assert (shot.region, shot.clip, shot.visible) == (region, clip, visible)
+    assert shot.clipped == (clip != region)
+    np.testing.assert_array_equal(decoded(shot), rgb(grab))
+    np.testing.assert_array_equal(decoded(shot), rgb(crop(image, visible)))
+
+
+def test_png_forms_reject_bad_ids_and_regions(rig) -> None:
+    """Upstream: "Unknown displayId ${displayId}. Known: ..." for an id no display has; a
+    region must lie in its display (upstream's normalizeCaptureRegion rejects non-positive
+    sizes; a local region past the display is refused here, naming both)."""
+    server, _ = rig
+    with Capture(server.display) as cap:
+        grabs = cap.grabs
+        with pytest.raises(InvalidInputError, match=r"unknown display id 7; .* \[0, 1, 2\]"):
+            cap.capture_display(7)
+        with pytest.raises(InvalidInputError, match=r"unknown display id 7"):
+            cap.capture_display_region(7, (0, 0, 10, 10))
+        with pytest.raises(InvalidInputError, match="display_id must be an integer or None"):
+            cap.capture_display("1")
+        for region, match in [
+            ((-1, 0, 10, 10), r"region \(-1, 0, 10, 10\) is outside display 0 \(mid\), whose "
+             r"local bounds are \(0, 0, 1000, 1000\) \(global \(800, 0, 1000, 1000\)\)"),
+            ((995, 995, 6, 5), r"outside display 0 \(mid\)"),
+            ((0, 0, 0, 10), "non-positive"),
+            ((0, 0, 10), r"\(x, y, width, height\) integers"),
+            (None, r"capture_display_region needs a region \(x, y, width, height\)"),
+        ]:  # fmt: skip
+            with pytest.raises(InvalidInputError, match=match):
+                cap.capture_display_region(0, region)
+        assert cap.grabs == grabs  # refused before any grab
+
+
+def test_png_forms_of_a_monitor_entirely_off_the_root() -> None:
+    """No pixel of the monitor is on the screen: nothing to encode. capture_display raises as
+    grab_display does; capture_all_displays too (upstream: "Errors on any display are
+    surfaced"), naming the display, rather than return a frame that is no PNG."""
+    with Xvfb(size=(800, 600)) as server:
+        set_monitor(server, "on", (0, 0, 800, 600), "screen")
+        set_monitor(server, "away", (900, 0, 300, 200), "none")
+        image = test_pattern(800, 600, seed=21)
+        paint_root(server.display, image)
+        with Capture(server.display) as cap:
+            ids = {m.name: m.id for m in cap.monitors}
+            with pytest.raises(CaptureError, match=f"display {ids['away']} \\(away\\)"):
+                cap.capture_display(ids["away"])
+            with pytest.raises(
+                CaptureError,
+                match=f"display {ids['away']} \\(away\\) at \\(900, 0, 300, 200\\) is "
+                "entirely off the root window",
+            ):
+                cap.capture_all_displays()
+            on = cap.capture_display(ids["on"])
+            np.testing.assert_array_equal(decoded(on), rgb(image))
+
+
+def test_png_form_with_an_omitted_id_is_the_primary(rig, fresh_warning) -> None:
+    """The seed's back-compat rule for an omitted displayId ("warns once per process, then
+    defaults to primary"), as grab_display applies it: the warning names the caller's line."""
+    server, image = rig
+    with Capture(server.display) as cap:
+        with pytest.warns(DisplayFallbackWarning, match="using the primary display 0") as seen:
+            shot = cap.capture_display()
+        assert seen[0].filename == __file__
+        assert shot.display.name == "mid"
+        np.testing.assert_array_equal(decoded(shot), rgb(image[0:1000, 800:1800]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            region = cap.capture_display_region(None, (10, 20, 30, 40))
+        assert region.display.name == "mid" and region.visible == (810, 20, 30, 40)
+
+
+def test_display_capture_is_exported_and_frozen(rig) -> None:
+    import mantis_fast.x11 as x11
+
+    assert x11.DisplayCapture is DisplayCapture and "DisplayCapture" in x11.__all__
+    server, _ = rig
+    with Capture(server.display) as cap:
+        shot = cap.capture_display(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        shot.frame = b""  # type: ignore[misc]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -14,6 +15,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,10 +43,13 @@ from mantis_fast.geometry.display_parsers import (
 )
 from mantis_fast.geometry.displays import Display, with_primary
 from mantis_fast.platforms import (
+    DisplaySourceFallbackWarning,
     DisplayToolError,
     DisplayToolTimeout,
     detect_display_source,
     enumerate_displays,
+    enumerate_displays_with_source,
+    session_type,
 )
 from mantis_fast.platforms.commands import run_tool
 from mantis_fast.x11.monitors import list_displays
@@ -955,6 +960,211 @@ def test_x11_fallback_lists_randr_monitors(fresh_xvfb: Xvfb, tmp_path: Path) -> 
 def test_x11_without_a_display_is_a_display_error() -> None:
     with pytest.raises(DisplayError, match="cannot connect to X display ':5999'"):
         enumerate_displays("x11", display=":5999", environ={})
+
+
+# -- seed 003: "Linux Wayland | hyprctl monitors -j / swaymsg -t get_outputs (else falls back
+# to X)"; XDG_SESSION_TYPE consulted as upstream's enumerateLinux does ------------------------
+
+SEED_WAYLAND_ROW = "hyprctl monitors -j / swaymsg -t get_outputs (else falls back to X)"
+XWAYLAND_LAYOUT = (  # what the module's X server (standing in for XWayland) reports
+    ("*main", "1600/400x900/200+0+0", "screen"),
+    ("side", "800/200x600/150+1600+0", "none"),
+)
+
+
+@pytest.fixture(scope="module")
+def xwayland() -> Iterator[Xvfb]:
+    """A real X server with two RandR monitors: the X11 source a compositor falls back to."""
+    with Xvfb(size=(2400, 900), depth=24) as server:
+        for args in XWAYLAND_LAYOUT:
+            subprocess.run(
+                ["xrandr", "--setmonitor", *args], env=server.env(), check=True, capture_output=True
+            )
+        yield server
+
+
+@pytest.fixture
+def compositor(tmp_path: Path, unix_socket) -> Callable[[str], dict[str, str]]:
+    """The variables a running Hyprland or sway leaves, with a real socket behind them."""
+
+    def make(source: str) -> dict[str, str]:
+        if source == "hyprland":
+            unix_socket(tmp_path / "run" / "hypr" / "sig" / ".socket.sock")
+            return {"XDG_RUNTIME_DIR": str(tmp_path / "run"), "HYPRLAND_INSTANCE_SIGNATURE": "sig"}
+        return {"SWAYSOCK": str(unix_socket(tmp_path / "sway-ipc.sock"))}
+
+    return make
+
+
+# (script, the end of what the warning says after "<source> was detected but <tool> ...")
+BROKEN_TOOLS = {
+    "missing": (None, "not found on PATH"),
+    "fails": ("echo 'Could not connect to socket' >&2; exit 3", "exited with status 3: Could not"),
+    "junk": ("echo 'ok: unknown request'", "printed what cannot be read: .*not JSON"),
+    "no display": ("echo '[]'", "reported no active display"),
+    "killed": ("kill -9 $$", "exited with status -9"),
+    "hangs": ("sleep 60", r"did not finish within 0\.5s"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_TOOLS))
+@pytest.mark.parametrize(("source", "tool"), [("hyprland", "hyprctl"), ("sway", "swaymsg")])
+def test_a_detected_compositor_whose_tool_fails_falls_back_to_x11(
+    xwayland: Xvfb, tools, compositor, source: str, tool: str, case: str
+) -> None:
+    """Seed 003, Linux Wayland: "hyprctl monitors -j / swaymsg -t get_outputs (else falls back
+    to X)"; upstream's enumerateWayland() returns [] when the tool throws or parses to nothing,
+    and enumerateLinux() then lists X (XWayland). Here the fallback names the tool and why."""
+    script, why = BROKEN_TOOLS[case]
+    env = tools(**({tool: script} if script else {}))
+    env.update(compositor(source), DISPLAY=xwayland.display, XDG_SESSION_TYPE="wayland")
+    assert detect_display_source(env, platform="linux") == source
+    with pytest.warns(DisplaySourceFallbackWarning) as seen:
+        used, displays = enumerate_displays_with_source(environ=env, timeout=0.5)
+    (warning,) = seen
+    assert warning.filename == __file__  # names the caller's line
+    message = str(warning.message)
+    assert re.match(f"{source} was detected but {tool} {why}", message), message
+    assert f"X11 (XWayland) monitors of {xwayland.display} instead" in message
+    assert warning.message.source == source and warning.message.fallback == "x11"
+    assert isinstance(warning.message.error, DisplayToolError)
+    assert warning.message.error.tool == tool
+    assert isinstance(warning.message.error, DisplayToolTimeout) == (case == "hangs")
+    assert used == "x11"
+    assert displays == list_displays(xwayland.display)
+    assert [(d.name, d.bounds, d.primary) for d in displays] == [
+        ("main", (0, 0, 1600, 900), True),
+        ("side", (1600, 0, 800, 600), False),
+    ]
+    with pytest.warns(DisplaySourceFallbackWarning):
+        assert enumerate_displays(environ=env, timeout=0.5) == displays
+
+
+def test_a_working_compositor_tool_is_used_not_x(xwayland: Xvfb, tools, compositor) -> None:
+    """Seed 003: the compositor's own list first ("hyprctl monitors -j / swaymsg -t
+    get_outputs"), X only when it fails: no warning when hyprctl answers."""
+    env = tools(hyprctl=prints(FIXTURES / "hyprland_left_mirror.json"))
+    env.update(compositor("hyprland"), DISPLAY=xwayland.display, XDG_SESSION_TYPE="wayland")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        used, displays = enumerate_displays_with_source(environ=env)
+    assert used == "hyprland" and [d.id for d in displays] == [3, 4]
+
+
+@pytest.mark.parametrize(("source", "tool"), [("hyprland", "hyprctl"), ("sway", "swaymsg")])
+def test_an_explicit_compositor_source_still_raises(
+    xwayland: Xvfb, tools, compositor, source: str, tool: str
+) -> None:
+    """The X fallback of "hyprctl monitors -j / swaymsg -t get_outputs (else falls back to X)"
+    is for source="auto" only: a caller who asked for the compositor gets its error, and no
+    warning, even with a working X display at hand."""
+    env = tools(**{tool: "echo 'Unable to retrieve outputs'"})
+    env.update(compositor(source), DISPLAY=xwayland.display)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DisplayToolError, match=f"{tool} printed what cannot be read"):
+            enumerate_displays(source, environ=env)
+
+
+@pytest.mark.parametrize(
+    ("script", "x_env", "error", "x_message"),
+    [
+        ("exit 1", {}, DisplayToolError, r"\$DISPLAY \(unset\)\) failed too: .*DISPLAY"),
+        ("exit 1", {"DISPLAY": ":5999"}, DisplayToolError,
+         r"\(:5999\) failed too: cannot connect to X display ':5999'"),
+        ("sleep 60", {"DISPLAY": ":5999"}, DisplayToolTimeout,
+         r"did not finish within 0\.5s .*\(:5999\) failed too: cannot connect"),
+    ],
+)  # fmt: skip
+def test_when_x_fails_too_the_compositor_error_names_both(
+    tools, compositor, script: str, x_env: dict, error: type, x_message: str
+) -> None:
+    """Seed 003: "(else falls back to X)", and X is not there either. Upstream then returns
+    fallbackPrimary(), a made-up 1920x1080 display at (0, 0); here no display is invented
+    (coordinates on it would land anywhere): the tool's error is raised, same type as without
+    the fallback, naming the X failure too, which is its __cause__."""
+    env = {**tools(hyprctl=script), **compositor("hyprland"), **x_env}
+    with (
+        pytest.warns(DisplaySourceFallbackWarning, match="hyprland was detected but hyprctl"),
+        pytest.raises(error, match=x_message) as caught,
+    ):
+        enumerate_displays(environ=env, timeout=0.5)
+    assert type(caught.value) is error and caught.value.tool == "hyprctl"
+    assert str(caught.value).startswith("hyprctl ")
+    assert isinstance(caught.value.__cause__, DisplayError)
+    assert not isinstance(caught.value.__cause__, DisplayToolError)  # the X error
+
+
+def test_session_type_is_consulted(tmp_path: Path, unix_socket) -> None:
+    """Upstream's enumerateLinux: "const sessionType = (process.env.XDG_SESSION_TYPE ??
+    "").toLowerCase(); if (sessionType === "wayland") { ... enumerateWayland() }", else X
+    ("X11 — preferred path. Works under XWayland too"). An X11 session is X11 whatever
+    compositor variables it inherited; a Wayland session still needs a compositor socket
+    (the tools are not run blind); anything else is decided by the sockets, as before."""
+    runtime = tmp_path / "run"
+    unix_socket(runtime / "hypr" / "sig" / ".socket.sock")
+    sway = unix_socket(tmp_path / "sway-ipc.sock")
+    hypr = {"XDG_RUNTIME_DIR": str(runtime), "HYPRLAND_INSTANCE_SIGNATURE": "sig"}
+    cases = [
+        ({**hypr, "XDG_SESSION_TYPE": "x11"}, "x11"),
+        ({**hypr, "XDG_SESSION_TYPE": " X11\n"}, "x11"),
+        ({"SWAYSOCK": str(sway), "XDG_SESSION_TYPE": "x11"}, "x11"),
+        ({**hypr, "XDG_SESSION_TYPE": "wayland"}, "hyprland"),
+        ({**hypr, "XDG_SESSION_TYPE": "Wayland"}, "hyprland"),
+        ({"SWAYSOCK": str(sway), "XDG_SESSION_TYPE": "wayland"}, "sway"),
+        ({"XDG_SESSION_TYPE": "wayland"}, "x11"),
+        ({"XDG_SESSION_TYPE": "wayland", "SWAYSOCK": str(tmp_path / "gone.sock")}, "x11"),
+        ({"SWAYSOCK": str(sway), "XDG_SESSION_TYPE": "tty"}, "sway"),  # ssh into a sway host
+        ({**hypr, "XDG_SESSION_TYPE": ""}, "hyprland"),
+        ({**hypr}, "hyprland"),
+    ]
+    for env, expected in cases:
+        assert detect_display_source(env, platform="linux") == expected, env
+    # The session type never overrides the OS.
+    assert detect_display_source({"XDG_SESSION_TYPE": "x11"}, platform="darwin") == "macos"
+    assert detect_display_source({"XDG_SESSION_TYPE": "wayland"}, platform="win32") == "windows"
+    assert session_type({"XDG_SESSION_TYPE": " Wayland "}) == "wayland"
+    assert session_type({}) == ""
+
+
+def test_an_x11_session_never_runs_the_compositor_tool(
+    xwayland: Xvfb, tools, compositor, tmp_path: Path
+) -> None:
+    """XDG_SESSION_TYPE=x11: upstream skips enumerateWayland() altogether and lists X; here
+    too, hyprctl is not even started (it would leave a mark) and nothing is warned."""
+    fixture = FIXTURES / "hyprland_left_mirror.json"
+    env = tools(hyprctl=f"touch '{tmp_path}/ran'; " + prints(fixture))
+    env.update(compositor("hyprland"), DISPLAY=xwayland.display, XDG_SESSION_TYPE="x11")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert enumerate_displays_with_source(environ=env) == (
+            "x11",
+            list_displays(xwayland.display),
+        )
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_wayland_session_without_a_known_compositor_lists_x_with_a_warning(
+    xwayland: Xvfb, tools
+) -> None:
+    """A Wayland session (GNOME, KDE) with no Hyprland or sway socket: upstream's
+    enumerateWayland() finds nothing and enumerateLinux() lists X ("Works under XWayland too").
+    The same here, but said: XWayland's monitors are not the compositor's layout when an output
+    is scaled."""
+    env = {**tools(), "DISPLAY": xwayland.display, "XDG_SESSION_TYPE": "wayland"}
+    with pytest.warns(
+        DisplaySourceFallbackWarning,
+        match=f"XDG_SESSION_TYPE is wayland but no Hyprland or sway socket was found: listed "
+        f"the X11 \\(XWayland\\) monitors of {xwayland.display}",
+    ) as seen:
+        used, displays = enumerate_displays_with_source(environ=env)
+    assert seen[0].filename == __file__
+    assert seen[0].message.source == "wayland" and seen[0].message.error is None
+    assert (used, displays) == ("x11", list_displays(xwayland.display))
+    # Asked for explicitly, X is what the caller wants: nothing to warn about.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert enumerate_displays("x11", environ=env) == displays
 
 
 # -- the agent's /state ---------------------------------------------------------------------

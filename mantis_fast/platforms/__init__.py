@@ -8,14 +8,20 @@ Windows). This layer runs processes (``commands``) and may ask the X11 layer, so
 from mantis_fast.platforms.commands import DisplayToolError, DisplayToolTimeout
 from mantis_fast.platforms.displays import (
     DISPLAY_SOURCES,
+    DisplaySourceFallbackWarning,
     detect_display_source,
     enumerate_displays,
+    enumerate_displays_with_source,
+    session_type,
 )
 
 __all__ = [
     "DISPLAY_SOURCES",
+    "DisplaySourceFallbackWarning",
     "DisplayToolError",
     "DisplayToolTimeout",
     "detect_display_source",
     "enumerate_displays",
+    "enumerate_displays_with_source",
+    "session_type",
 ]

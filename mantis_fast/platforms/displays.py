@@ -6,14 +6,20 @@
   (JXA through ``osascript``; when that fails, from system_profiler's own main-display mark);
 * Windows: PowerShell ``[System.Windows.Forms.Screen]::AllScreens``, asked PerMonitorV2 DPI
   awareness first so the bounds are physical pixels;
-* Linux and other Unix, Wayland first: Hyprland when ``HYPRLAND_INSTANCE_SIGNATURE`` names a
-  running instance (its ``.socket.sock`` exists) -> ``hyprctl monitors -j``; else sway when
-  ``SWAYSOCK`` is a socket -> ``swaymsg -r -t get_outputs``; else X11 (RandR on ``$DISPLAY``,
+* Linux and other Unix: ``XDG_SESSION_TYPE=x11`` is X11 whatever else is set; otherwise Wayland
+  first: Hyprland when ``HYPRLAND_INSTANCE_SIGNATURE`` names a running instance (its
+  ``.socket.sock`` exists) -> ``hyprctl monitors -j``; else sway when ``SWAYSOCK`` is a socket
+  -> ``swaymsg -r -t get_outputs``; else X11 (RandR on ``$DISPLAY``,
   ``mantis_fast.x11.monitors.list_displays``), which is also what XWayland-only hosts get.
 
-A detected compositor whose tool is missing, fails, hangs or prints what does not parse is a
-``DisplayToolError`` naming the tool, not a silent switch to X: XWayland's monitors are not the
-compositor's layout when outputs are scaled. ``source="x11"`` asks for X explicitly.
+With ``source="auto"`` a detected compositor whose tool is missing, fails, hangs, prints what
+does not parse or reports no display falls back to the X11 source (XWayland, or ``display`` /
+``$DISPLAY``) with a ``DisplaySourceFallbackWarning`` naming the tool and why: XWayland's
+monitors are not the compositor's layout when outputs are scaled, so the fallback is never
+silent. When X fails too, the compositor's ``DisplayToolError`` is raised, naming both
+failures. An explicit ``source="hyprland"`` / ``"sway"`` raises on the tool's failure, and a
+Wayland session (``XDG_SESSION_TYPE=wayland``) with no Hyprland or sway socket gets the X11
+source with the same warning.
 """
 
 from __future__ import annotations
@@ -22,10 +28,11 @@ import math
 import os
 import stat
 import sys
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from mantis_fast.errors import InvalidInputError
+from mantis_fast.errors import DisplayError, InvalidInputError
 from mantis_fast.geometry.display_parsers import (
     parse_hyprland_monitors,
     parse_sway_outputs,
@@ -35,9 +42,17 @@ from mantis_fast.geometry.display_parsers import (
 from mantis_fast.geometry.displays import Display
 from mantis_fast.platforms.commands import DisplayToolError, run_tool
 
-__all__ = ["DISPLAY_SOURCES", "detect_display_source", "enumerate_displays"]
+__all__ = [
+    "DISPLAY_SOURCES",
+    "DisplaySourceFallbackWarning",
+    "detect_display_source",
+    "enumerate_displays",
+    "enumerate_displays_with_source",
+    "session_type",
+]
 
 DISPLAY_SOURCES = ("hyprland", "sway", "x11", "macos", "windows")
+WAYLAND_SOURCES = ("hyprland", "sway")
 DEFAULT_TIMEOUT = 10.0  # system_profiler alone takes a second or two
 
 HYPRCTL = ("hyprctl", "monitors", "-j")
@@ -66,6 +81,30 @@ WINDOWS_SCREENS = (
 )
 
 
+class DisplaySourceFallbackWarning(UserWarning):
+    """``enumerate_displays("auto")`` listed another source's displays than the session's own:
+    a detected compositor's tool failed, or a Wayland session has no compositor this module
+    can ask. The message names the tool and why; ``source`` is the source detected (or
+    ``"wayland"``), ``fallback`` the one listed instead (``"x11"``), ``error`` the tool's
+    ``DisplayToolError`` (None when no tool was run).
+
+    XWayland's monitors are the compositor's layout only when no output is scaled: filter
+    this warning (``warnings.filterwarnings``) only where that is known to hold."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str = "",
+        fallback: str = "x11",
+        error: DisplayToolError | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.fallback = fallback
+        self.error = error
+
+
 def _is_socket(path: Path) -> bool:
     try:
         return stat.S_ISSOCK(path.stat().st_mode)
@@ -91,11 +130,22 @@ def sway_socket(environ: Mapping[str, str]) -> Path | None:
     return Path(path) if path and _is_socket(Path(path)) else None
 
 
+def session_type(environ: Mapping[str, str] | None = None) -> str:
+    """``XDG_SESSION_TYPE``, lower-cased and stripped (``"x11"``, ``"wayland"``, ``"tty"``...),
+    ``""`` when unset. ``environ`` defaults to ``os.environ``."""
+    environ = os.environ if environ is None else environ
+    return environ.get("XDG_SESSION_TYPE", "").strip().lower()
+
+
 def detect_display_source(
     environ: Mapping[str, str] | None = None, *, platform: str | None = None
 ) -> str:
     """Where this host's displays come from: one of ``DISPLAY_SOURCES``.
 
+    On Linux and other Unix a session that says it is X11 (``XDG_SESSION_TYPE=x11``) is
+    ``"x11"``, even with a compositor's variables left in the environment; otherwise a running
+    Hyprland, then sway, is found by its socket, and anything else is ``"x11"`` (a Wayland
+    session without either, e.g. GNOME or KDE, lists XWayland's monitors).
     ``environ`` defaults to ``os.environ``, ``platform`` to ``sys.platform``.
     """
     environ = os.environ if environ is None else environ
@@ -104,6 +154,8 @@ def detect_display_source(
         return "macos"
     if platform in ("win32", "cygwin"):
         return "windows"
+    if session_type(environ) == "x11":
+        return "x11"
     if hyprland_socket(environ) is not None:
         return "hyprland"
     if sway_socket(environ) is not None:
@@ -140,24 +192,96 @@ def enumerate_displays(
 ) -> list[Display]:
     """The displays of this host from ``source`` (``"auto"``: ``detect_display_source()``).
 
-    ``display`` names the X display for the ``"x11"`` source (None -> ``$DISPLAY``); ``timeout``
-    bounds each tool run (seconds); ``environ`` is the environment to detect from and to run
-    the tools in (default ``os.environ``). Raises ``DisplayToolError`` (a ``DisplayError``) when
-    a tool is missing, exits non-zero, prints what cannot be read or reports no display,
+    ``display`` names the X display for the ``"x11"`` source and the X11 fallback (None ->
+    ``$DISPLAY``); ``timeout`` bounds each tool run (seconds); ``environ`` is the environment
+    to detect from and to run the tools in (default ``os.environ``).
+
+    An explicit source raises ``DisplayToolError`` (a ``DisplayError``) when its tool is
+    missing, exits non-zero, prints what cannot be read or reports no display, and
     ``DisplayToolTimeout`` when it outlives ``timeout``; the X11 source raises what
-    ``list_displays`` raises.
+    ``list_displays`` raises. With ``"auto"``, a detected compositor's failing tool falls back
+    to X11 with a ``DisplaySourceFallbackWarning`` naming the tool and why; when X fails too,
+    the tool's error is raised (same type), its message naming the X failure (``__cause__``).
+    ``enumerate_displays_with_source`` also says which source answered.
     """
+    return _enumerate(source, display, timeout, environ)[1]
+
+
+def enumerate_displays_with_source(
+    source: str = "auto",
+    *,
+    display: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[str, list[Display]]:
+    """``enumerate_displays``, same arguments and errors, with the source that answered:
+    ``(source, displays)``, where ``source`` is ``"x11"`` after a fallback from a compositor
+    (what ``displays_descriptor(displays, source=source)`` should say)."""
+    return _enumerate(source, display, timeout, environ)
+
+
+def _enumerate(
+    source: str,
+    display: str | None,
+    timeout: float,
+    environ: Mapping[str, str] | None,
+) -> tuple[str, list[Display]]:
+    """Check the arguments, then list from ``source``; ``"auto"`` falls back to X11. Warnings
+    name the line that called ``enumerate_displays(_with_source)`` (stacklevel 3)."""
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise InvalidInputError(f"timeout must be a number of seconds, got {timeout!r:.40}")
     if not (math.isfinite(timeout) and 0 < timeout <= 3600):
         raise InvalidInputError(f"timeout must be in (0, 3600] seconds, got {timeout!r}")
     environ = dict(os.environ if environ is None else environ)
-    if source == "auto":
-        source = detect_display_source(environ)
-    if source not in DISPLAY_SOURCES:
-        raise InvalidInputError(
-            f"source must be 'auto' or one of {DISPLAY_SOURCES}, got {source!r:.40}"
-        )
+    if source != "auto":
+        if source not in DISPLAY_SOURCES:
+            raise InvalidInputError(
+                f"source must be 'auto' or one of {DISPLAY_SOURCES}, got {source!r:.40}"
+            )
+        return source, _list_from(source, display, timeout, environ)
+    source = detect_display_source(environ)
+    x_name = display or environ.get("DISPLAY") or "$DISPLAY (unset)"
+    if source not in WAYLAND_SOURCES:
+        displays = _list_from(source, display, timeout, environ)
+        if source == "x11" and session_type(environ) == "wayland":
+            warnings.warn(
+                DisplaySourceFallbackWarning(
+                    "XDG_SESSION_TYPE is wayland but no Hyprland or sway socket was found: "
+                    f"listed the X11 (XWayland) monitors of {x_name}, which are not the "
+                    "compositor's layout when an output is scaled",
+                    source="wayland",
+                ),
+                stacklevel=3,
+            )
+        return source, displays
+    try:
+        return source, _list_from(source, display, timeout, environ)
+    except DisplayToolError as failure:
+        tool_error = failure
+    warnings.warn(
+        DisplaySourceFallbackWarning(
+            f"{source} was detected but {tool_error}: listing the X11 (XWayland) monitors of "
+            f"{x_name} instead, which are not the compositor's layout when an output is scaled",
+            source=source,
+            error=tool_error,
+        ),
+        stacklevel=3,
+    )
+    try:
+        return "x11", _list_from("x11", display, timeout, environ)
+    except DisplayError as x_error:
+        raise type(tool_error)(
+            f"{tool_error}; the X11 fallback ({x_name}) failed too: {x_error}",
+            tool=tool_error.tool,
+            returncode=tool_error.returncode,
+            stderr=tool_error.stderr,
+        ) from x_error
+
+
+def _list_from(
+    source: str, display: str | None, timeout: float, environ: dict[str, str]
+) -> list[Display]:
+    """The displays from one source, no fallback."""
     if source == "x11":
         from mantis_fast.x11.monitors import list_displays
 

@@ -16,7 +16,8 @@ fetched into the persistent frame.
 Per display (RandR monitors, each in its own local pixels): ``grab_displays`` slices every
 monitor out of one grab; ``grab_display`` takes one, or a display-local region of it, with the
 coordinate functions' primary fallback; a monitor reaching past the root is clipped, and the
-``DisplayGrab`` says how.
+``DisplayGrab`` says how. ``capture_display``, ``capture_all_displays`` and
+``capture_display_region`` are the same grabs as PNG bytes (``display_png.DisplayCapture``).
 
 Threads: a ``Capture`` serialises its grabs with a lock, so sharing one between threads is safe,
 but a zero-copy view is overwritten by the next grab from *any* thread. Give each thread its own
@@ -56,6 +57,7 @@ from mantis_fast.x11.display_grab import (
     spanning,
     visible_part,
 )
+from mantis_fast.x11.display_png import DisplayCapture, encode_display, encode_displays
 from mantis_fast.x11.framebuffer import (
     FramebufferTransport,
     FramebufferUnavailable,
@@ -69,6 +71,7 @@ __all__ = [
     "Capture",
     "CaptureError",
     "CursorImage",
+    "DisplayCapture",
     "DisplayGrab",
     "Settled",
     "UnsupportedVisualError",
@@ -385,6 +388,27 @@ class Capture(XClient):
                 display.id: slice_display(display, asked, visible, frame, span, bands, copy)
                 for display, asked, visible in plans
             }
+
+    # -- displays as PNG (seed 003's captureDisplay / captureAllDisplays / captureDisplayRegion)
+    def capture_display(self, display_id: int | None = None) -> DisplayCapture:
+        """``grab_display_clipped(display_id)`` as a ``DisplayCapture``: the display and its
+        pixels as RGB PNG bytes (``frame``), clipped to the root as the grab is. Same errors,
+        and the same primary fallback for an omitted id (``display_png``)."""
+        return encode_display(self._grab_display(display_id, None, True))
+
+    def capture_all_displays(self) -> list[DisplayCapture]:
+        """Every monitor as a ``DisplayCapture``, in the order of ``monitors``, from one grab
+        (``grab_displays``). ``CaptureError`` when a monitor is wholly off the root."""
+        return encode_displays(self.grab_displays(copy=True).values())
+
+    def capture_display_region(
+        self, display_id: int | None, region: Sequence[int]
+    ) -> DisplayCapture:
+        """``capture_display`` of ``region=(x, y, width, height)`` LOCAL to the display; a
+        region outside it is an ``InvalidInputError`` naming both."""
+        if region is None:  # grab_display's None (the whole display) is capture_display here
+            raise InvalidInputError("capture_display_region needs a region (x, y, width, height)")
+        return encode_display(self._grab_display(display_id, region, True))
 
     def _grab_display(
         self, display_id: int | None, region: Sequence[int] | None, copy: bool
