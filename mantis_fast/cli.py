@@ -54,13 +54,15 @@ def displays(args: argparse.Namespace) -> int:
 
     from mantis_fast.errors import DisplayError
     from mantis_fast.geometry.display_descriptor import backing_size, displays_descriptor
-    from mantis_fast.platforms import detect_display_source, enumerate_displays
+    from mantis_fast.platforms import enumerate_displays_with_source
 
     source = args.source
-    if source == "auto":  # a --display names an X display: list that one
-        source = "x11" if args.display else detect_display_source()
+    if source == "auto" and args.display:  # a --display names an X display: list that one
+        source = "x11"
     try:
-        found = enumerate_displays(
+        # "auto" falls back to X11 (with a warning on stderr) when a compositor's tool fails,
+        # and says which source answered.
+        source, found = enumerate_displays_with_source(
             source, display=_display(args.display) if source == "x11" else None
         )
     except DisplayError as exc:  # a missing or failing tool, an unreachable X display
@@ -335,7 +337,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run the vision loop against an OpenAI-compatible model endpoint "
         "(needs mantis_fast[agent])",
     )
-    p.add_argument("--config", help="TOML file with configuration keys (see AgentConfig)")
+    p.add_argument(
+        "--config",
+        help="configuration keys (see AgentConfig): a TOML file, or a config.py of UPPER_CASE "
+        "constants (run as Python: your own code)",
+    )
     p.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="override any key (repeatable)"
     )
