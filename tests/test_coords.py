@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import (
     clamp_to_screen,
     coerce_coordinate,
@@ -124,13 +125,111 @@ def test_scale_rounds_half_to_even(x, brain, display, expected):
         assert scale_points(points, (brain, brain), (display, display)).tolist() == [[expected] * 2]
 
 
-@pytest.mark.parametrize("bad", [(0, 720), (1280, 0), (-1, 720), (1280.0, 720), (True, 720),
-                                 (1280,), "1280x720", None, (2**31, 10)])  # fmt: skip
-def test_sizes_must_be_positive_integers(bad):
+@pytest.mark.parametrize("bad", [(0, 720), (1280, 0), (-1, 720), (0.0, 720), (True, 720),
+                                 (1280,), "1280x720", None, (2**31, 10), (2.0**31, 10),
+                                 ("1280", 720), (1280 + 0j, 720)])  # fmt: skip
+def test_sizes_must_be_positive_whole_numbers(bad):
     with pytest.raises(ValueError, match="brain_size must be a \\(width, height\\) pair"):
         scale_brain_to_display(1, 1, bad, (1920, 1080))
     with pytest.raises(ValueError, match="display_size must be a \\(width, height\\) pair"):
         scale_points([[1, 1]], (1920, 1080), bad)
+
+
+# Upstream Mantis (mercurialsolo/mantis 431fdf8, gym/xdotool_env.py) takes any numbers as sizes:
+# ``bw, bh = brain_size`` then ``round(x_brain * dw / bw)``, so ``(1280.0, 720.0)`` works there and
+# gives what ``(1280, 720)`` gives. Those floats are the ints they equal here too.
+INTEGRAL_FLOAT_SIZES = [
+    ((1280.0, 720.0), (1280, 720)),
+    ((768.0, 432), (768, 432)),
+    ((np.float64(1920), np.float32(1080)), (1920, 1080)),
+    ([1280.0, 720.0], (1280, 720)),
+    (np.array([768.0, 432.0]), (768, 432)),
+    ((Fraction(1280), 720), (1280, 720)),
+    ((2.0**31 - 1, 1.0), (2**31 - 1, 1)),
+]
+
+
+@pytest.mark.parametrize(("brain", "as_ints"), INTEGRAL_FLOAT_SIZES, ids=repr)
+@pytest.mark.parametrize("display", [(1280, 720), (1920.0, 1080.0), (1280, 800)])
+def test_integral_float_sizes_are_accepted_as_upstream_accepts_them(brain, as_ints, display):
+    """Upstream: ``scale_brain_to_display(640, 360, (1280.0, 720.0), (1920, 1080))`` is
+    ``(960, 540)``, as with ``(1280, 720)``. The batched form agrees with the scalar one."""
+    display_ints = tuple(int(v) for v in display)
+    for x, y in [(640, 360), (0, 0), (639.5, 359.5), (-3, 10**6)]:
+        expected = scale_brain_to_display(x, y, as_ints, display_ints)
+        assert scale_brain_to_display(x, y, brain, display) == expected
+        assert scale_points([[x, y]], brain, display).tolist() == [list(expected)]
+        # upstream's formula, evaluated with the sizes as given
+        upstream = round(x * display[0] / brain[0]), round(y * display[1] / brain[1])
+        assert expected == upstream
+    assert scale_brain_to_display(640, 360, (1280.0, 720.0), (1920, 1080)) == (960, 540)
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown", "why"),
+    [
+        ((1280.5, 720), "1280.5", "is not a whole number of pixels"),
+        ((1280, 719.999), "719.999", "is not a whole number of pixels"),
+        ((np.float32(0.5), 720), "np.float32(0.5)", "is not a whole number of pixels"),
+        ((Fraction(1, 3), 720), "Fraction(1, 3)", "is not a whole number of pixels"),
+        ((math.nan, 720), "nan", "is not finite"),
+        ((1280, math.inf), "inf", "is not finite"),
+        ((np.float64(-math.inf), 720), "np.float64(-inf)", "is not finite"),
+    ],
+    ids=repr,
+)
+def test_fractional_or_non_finite_sizes_are_refused_naming_them(bad, shown, why):
+    """An image has a whole number of pixels: upstream would compute with ``1280.5`` (and crash
+    on NaN in ``round``); here it is an ``InvalidInputError`` naming what was received."""
+    for call, name in [
+        (lambda: scale_brain_to_display(1, 1, bad, (1920, 1080)), "brain_size"),
+        (lambda: scale_points([[1, 1]], bad, (1920, 1080)), "brain_size"),
+        (lambda: scale_brain_to_display(1, 1, (1920, 1080), bad), "display_size"),
+        (lambda: scale_points([[1, 1]], (1920, 1080), bad), "display_size"),
+    ]:
+        with pytest.raises(InvalidInputError) as caught:
+            call()
+        message = str(caught.value)
+        assert message.startswith(f"{name} must be a (width, height) pair of positive whole")
+        assert f"got {bad!r}"[:40] in message and f"{shown} {why}" in message
+
+
+@FAST
+@given(
+    points=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(0, 20), st.just(2)),
+        elements=st.one_of(st.floats(-1e4, 1e4), st.integers(-20000, 20000).map(lambda v: v / 2)),
+    ),
+    brain=st.tuples(st.integers(1, 5000), st.integers(1, 5000)),
+    display=st.tuples(st.integers(1, 5000), st.integers(1, 5000)),
+    kind=st.sampled_from([float, np.float64, np.float32, int]),
+    clamp=st.booleans(),
+)
+def test_integral_float_sizes_match_int_sizes_batched_and_scalar(
+    points, brain, display, kind, clamp
+):
+    as_kind = tuple(kind(v) for v in brain), tuple(kind(v) for v in display)
+    assert_batch_equals_scalar(scale_points, scale_brain_to_display, points, *as_kind, clamp=clamp)
+    assert scale_points(points, *as_kind, clamp=clamp).tolist() == (
+        scale_points(points, brain, display, clamp=clamp).tolist()
+    )
+
+
+@FAST
+@given(
+    side=st.floats(allow_nan=True, allow_infinity=True).filter(
+        lambda v: not (math.isfinite(v) and v.is_integer())
+    ),
+    which=st.sampled_from(["brain", "display"]),
+)
+def test_any_non_integral_float_size_is_refused(side, which):
+    sizes = {"brain": (1280, 720), "display": (1920, 1080)}
+    sizes[which] = (side, 720)
+    with pytest.raises(InvalidInputError, match=f"^{which}_size must be .* got \\({side!r}"):
+        scale_brain_to_display(1, 1, sizes["brain"], sizes["display"])
+    with pytest.raises(InvalidInputError, match=f"^{which}_size must be"):
+        scale_points([[1, 1]], sizes["brain"], sizes["display"])
 
 
 @pytest.mark.parametrize("bad", ["640", None, True, math.nan, math.inf, [640], np.bool_(True)])

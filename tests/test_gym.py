@@ -79,6 +79,49 @@ def test_000_rows_live(display, brain, expected) -> None:
         assert presses(rec) == [(1, *expected)]
 
 
+# Upstream Mantis's scale_brain_to_display (mercurialsolo/mantis 431fdf8) computes with any
+# numbers, so a brain_size of (768.0, 432.0) maps as (768, 432) does; a fractional or non-finite
+# size is refused here (an image has a whole number of pixels) and reported as a bad action is.
+@pytest.mark.parametrize(
+    "brain_size",
+    [(768, 432), (768.0, 432.0), [768.0, 432], np.array([768.0, 432.0]), (np.float32(768), 432)],
+    ids=repr,
+)
+def test_000_integral_float_brain_sizes_land_as_upstreams(env, recorder, brain_size) -> None:
+    """Upstream: ``step`` of a click at (640, 360) from a (768.0, 432.0) image lands at
+    (1067, 600), as from (768, 432); ``to_display`` and the runner agree."""
+    env.brain_size = None
+    recorder.clear()
+    result = env.step(Action(ActionType.CLICK, {"x": 640, "y": 360}), brain_size=brain_size)
+    assert result.info["dispatched"] == (1067, 600) and "error" not in result.info
+    assert presses(recorder) == [(1, 1067, 600)]
+    assert env.to_display(640, 360, brain_size) == (1067, 600)
+    brain = ScriptedBrain(
+        [Action(ActionType.CLICK, {"x": 640, "y": 360}), Action(ActionType.DONE)], brain_size
+    )
+    run = GymRunner(env, brain, max_steps=2).run("test")
+    assert run.history[0]["info"]["dispatched"] == (1067, 600)
+    assert run.termination_reason == "done"
+    recorder.clear()
+
+
+@pytest.mark.parametrize(
+    "brain_size",
+    [(768.5, 432), (768, math.nan), (math.inf, 432), ("768", "432"), (768, 432, 3)],
+    ids=repr,
+)
+def test_000_fractional_brain_sizes_are_reported_naming_them(env, recorder, brain_size) -> None:
+    env.brain_size = None
+    recorder.clear()
+    result = env.step(Action(ActionType.CLICK, {"x": 640, "y": 360}), brain_size=brain_size)
+    error = result.info["error"]
+    assert "brain_size must be (width, height) in positive whole pixels" in error
+    assert repr(brain_size)[:20] in error and "dispatched" not in result.info
+    assert presses(recorder) == []  # nothing sent
+    with pytest.raises(InvalidInputError, match=r"brain_size must be \(width, height\)"):
+        env.to_display(640, 360, brain_size)
+
+
 def test_every_action_type_lands(env, recorder) -> None:
     recorder.clear()
     env.brain_size = None

@@ -495,15 +495,17 @@ def test_a_bad_image_size_is_reported_and_the_episode_goes_on(env, size) -> None
     assert GymRunner(env, wrapped, max_steps=3).run("t").termination_reason == "done"
 
 
-def test_upstream_argument_order_fails_at_once(env) -> None:
+def test_upstream_argument_order_runs_on_a_real_desktop(env, clicks) -> None:
+    """Upstream constructs ``GymRunner(brain, env, max_steps=...)``: the same call runs here."""
+    clicks.write_text("")
     brain = ButtonBrain()
-    with pytest.raises(InvalidInputError, match=r"upstream Mantis's order") as caught:
-        GymRunner(brain, env)  # type: ignore[arg-type]
-    assert "brain=XdotoolGymEnv" in str(caught.value) and "env=ButtonBrain" in str(caught.value)
+    result = GymRunner(brain, env, max_steps=5).run("Press the OK button")
+    assert (result.termination_reason, result.steps, result.success) == ("done", 2, True)
+    assert clicks.read_text() == "clicked\n"
     with pytest.raises(InvalidInputError, match="brain must have a think"):
-        GymRunner(env, object())
+        GymRunner(env, brain=object())
     with pytest.raises(InvalidInputError, match="env must be a GymEnvironment"):
-        GymRunner(object(), brain)  # type: ignore[arg-type]
+        GymRunner(object(), brain=brain)
     with pytest.raises(InvalidInputError, match="frames_per_inference"):
         GymRunner(env, brain, frames_per_inference=0)
 
@@ -535,3 +537,284 @@ def test_the_env_steps_upstream_actions_as_upstreams_env_does() -> None:
         assert keys == ["Control_L", "a", "Delete", "a", "b", "Return"]
         assert screen.step(UA(UT.DONE, {"success": True, "summary": ""})).done
         assert "no equivalent" in screen.step(UA(UT.TOOL_CALL, {"name": "x"})).info["error"]
+
+
+# -- a Mantis user's runner script with only its imports changed ---------------------------------
+# Upstream Mantis (mercurialsolo/mantis at 431fdf8, Apache-2.0) declares
+#     GymRunner(brain, env, max_steps=50, frames_per_inference=5, soft_loop_window=3,
+#               hard_loop_window=8, <its extras by keyword>)
+# and its tests call it as GymRunner(brain, env, max_steps=1), GymRunner(brain=..., env=...), and
+# read runner._loop_detector. Its test envs subclass gym.base.GymEnvironment with reset(task)
+# returning a GymObservation(screenshot=...) and step(action) returning GymResult(observation,
+# reward, done, info).
+
+
+class _Reply:
+    """What an upstream brain answers: an ``.action`` and its ``.thinking``."""
+
+    def __init__(self, action) -> None:
+        self.action, self.thinking, self.predicted_outcome = action, "", ""
+
+
+def _screen_env(size):
+    """An env written as upstream's test envs are: ``reset(task)``, ``step(action)``,
+    ``GymObservation`` screenshots; ``size`` None: ``screen_size`` raises."""
+    from mantis_fast.gym.env import GymEnvironment, GymObservation, GymResult
+
+    class ScreenEnv(GymEnvironment):
+        def __init__(self) -> None:
+            self.steps: list = []
+
+        @property
+        def screen_size(self):
+            if size is None:
+                raise RuntimeError("no screen yet")
+            return size
+
+        def reset(self, task, **kwargs):
+            return GymObservation(screenshot=Image.new("RGB", size or (100, 100)))
+
+        def step(self, action):
+            self.steps.append(action)
+            return GymResult(self.reset(""), 0.0, False, {})
+
+        def close(self) -> None:
+            pass
+
+    return ScreenEnv()
+
+
+class _FinishBrain:
+    def __init__(self, success=True) -> None:
+        self.success = success
+
+    def think(self, frames, task, action_history=None, screen_size=(100, 100)):
+        return _Reply(OurAction(OurType.DONE, {"success": self.success, "summary": "ok"}))
+
+
+def test_upstreams_runner_tolerance_tests_run_with_only_imports_changed(monkeypatch) -> None:
+    """Ports upstream's ``tests/test_loop_detector_click_tol.py``
+    ``test_gym_runner_uses_env_screen_size_for_tolerance`` and
+    ``test_gym_runner_handles_env_without_screen_size_attribute`` (431fdf8): a 4K env gives the
+    runner's detector an 18 px tolerance, an env whose ``screen_size`` raises the 8 px floor,
+    built as ``GymRunner(brain, env, max_steps=1)`` and read as ``runner._loop_detector``.
+
+    Written in our words (no upstream code is copied), with the same calls a user's script
+    makes: envs subclassing ``GymEnvironment`` with ``reset(task)`` -> ``GymObservation`` and
+    ``step(action)`` -> ``GymResult`` (``_screen_env``), a brain answering ``.action`` /
+    ``.thinking`` (``_FinishBrain``), ``GymRunner(brain, env, max_steps=1)``,
+    ``runner._loop_detector.click_tol_px``. What such a script changes is its imports only:
+    ``from mantis_agent.actions import Action, ActionType`` -> ``from mantis_fast.actions
+    import Action, ActionType``; ``from mantis_agent.gym.base import GymEnvironment,
+    GymObservation, GymResult`` -> ``from mantis_fast.gym.env import GymEnvironment,
+    GymObservation, GymResult``; ``from mantis_agent.gym.runner import GymRunner`` ->
+    ``from mantis_fast.gym.runner import GymRunner``. The runner also runs those envs (upstream's
+    ``test_gym_runner_done_success.py``: ``done(success=...)`` ends as "done" with that success).
+    """
+    from mantis_fast.gym.runner import GymRunner
+
+    monkeypatch.delenv("MANTIS_ADAPTIVE_CLICK_TOL", raising=False)
+    runner = GymRunner(_FinishBrain(), _screen_env((3840, 2160)), max_steps=1)
+    assert runner._loop_detector.click_tol_px == 18  # 4K: the diagonal scales it
+    assert runner._loop_detector is runner.detector
+    broken = GymRunner(_FinishBrain(), _screen_env(None), max_steps=1)
+    assert broken._loop_detector.click_tol_px == 8  # no screen size: the floor
+    # ... and the episodes run: reset(task), step(action), the screenshot to the brain.
+    for success in (False, True):
+        env = _screen_env((3840, 2160))
+        result = GymRunner(_FinishBrain(success), env, max_steps=1).run("task")
+        assert (result.termination_reason, result.success) == ("done", success)
+        assert env.steps[-1].action_type is OurType.DONE
+
+
+class _EnvAndBrain:
+    """Has everything: reset, step, screen_size and think."""
+
+    screen_size = (100, 100)
+
+    def reset(self):
+        return None
+
+    def step(self, action):
+        return None
+
+    def think(self, observation, instruction, history):
+        return OurAction(OurType.DONE)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "GymRunner(brain, env)",
+        "GymRunner(env, brain)",
+        "GymRunner(brain=brain, env=env)",
+        "GymRunner(env=env, brain=brain)",
+        "GymRunner(brain, env=env)",
+        "GymRunner(env, brain=brain)",
+        "GymRunner(brain, env, 7, 2, 3, 9)",  # upstream: max_steps, frames_per_inference, ...
+        "GymRunner(env, brain, 7, 3, 9, frames_per_inference=2)",  # ours
+        "GymRunner(brain, env, max_steps=7, frames_per_inference=2, soft_loop_window=3,"
+        " hard_loop_window=9)",
+    ],
+)
+def test_either_argument_order_and_upstreams_keywords(call) -> None:
+    """Upstream's signature ``GymRunner(brain, env, max_steps, frames_per_inference,
+    soft_loop_window, hard_loop_window)`` and its keyword calls (``GymRunner(brain=brain,
+    env=env)``, its speculative-brain tests) work, as ours does; the order is told by what the
+    objects are (an env has reset/step/screen_size, a brain think)."""
+    env, brain = _screen_env((640, 480)), _FinishBrain()
+    runner = eval(call, {"GymRunner": GymRunner, "env": env, "brain": brain})
+    assert runner.env is env and runner.brain.brain is brain
+    if "7" in call:
+        assert (runner.max_steps, runner.soft_loop_window, runner.hard_loop_window) == (7, 3, 9)
+        assert runner.brain.frames_per_inference == 2
+    assert runner.run("task").termination_reason == "done"
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "match"),
+    [
+        ((object(), object()), {}, "needs an env .* in either order; got object and object"),
+        ((_FinishBrain(), 3), {}, "in either order; got _FinishBrain and int"),
+        (
+            (_EnvAndBrain(), _EnvAndBrain()),
+            {},
+            "cannot tell the env from the brain: got _EnvAndBrain and _EnvAndBrain",
+        ),
+        ((_FinishBrain(),), {}, "needs an env and a brain; got 1 of them"),
+        ((), {"brain": _FinishBrain()}, "needs env= as well"),
+        ((_FinishBrain(), "env"), {"max_steps": 3}, "got _FinishBrain and str"),
+        ((1,), {"env": "e", "brain": "b"}, "by keyword and positional arguments as well"),
+        (
+            (),
+            {"env": _FinishBrain(), "brain": "x"},
+            "env must be a GymEnvironment .* got env=_FinishBrain, brain=str",
+        ),
+    ],
+)
+def test_ambiguous_or_wrong_runner_arguments_name_both_types(args, kwargs, match) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        GymRunner(*args, **kwargs)
+
+
+def test_upstreams_mock_env_and_brain_by_keyword() -> None:
+    """Upstream's speculative-brain tests build ``GymRunner(brain=brain, env=env)`` from
+    ``MagicMock``s (the env's ``screen_size`` set to 1920x1080) and check ``runner.brain is
+    brain``. By keyword the roles are given; positionally two mocks could be either."""
+    from unittest.mock import MagicMock
+
+    brain, env = MagicMock(), MagicMock()
+    env.screen_size = (1920, 1080)
+    runner = GymRunner(brain=brain, env=env)
+    assert runner.brain is brain and runner.env is env
+    assert runner._loop_detector.click_tol_px == GymRunner(env, _FinishBrain()).click_tol_px
+    with pytest.raises(InvalidInputError, match="cannot tell the env from the brain: got "
+                                                "MagicMock and MagicMock"):  # fmt: skip
+        GymRunner(brain, env)
+
+
+def test_an_env_without_screen_size_runs_on_its_frames_size() -> None:
+    """Only ``reset`` and ``step`` make an env: without ``screen_size`` the tolerance is the
+    floor and an upstream brain is told the latest frame's size."""
+    from mantis_fast.gym.env import GymObservation, GymResult
+
+    class FrameOnly:
+        def reset(self, task):
+            return GymObservation(Image.new("RGB", (320, 200)))
+
+        def step(self, action):
+            return GymResult(self.reset(""), 0.0, False, {})
+
+    class SizeBrain:
+        sizes: tuple = ()
+
+        def think(self, frames, task, action_history=None, screen_size=(1920, 1080)):
+            self.sizes += (screen_size,)
+            return up.InferenceResult(UA(UT.DONE), "")
+
+    brain = SizeBrain()
+    runner = GymRunner(brain, FrameOnly(), max_steps=2)
+    assert runner.click_tol_px == 8
+    assert runner.run("t").termination_reason == "done" and brain.sizes == ((320, 200),)
+
+
+def test_positional_arguments_that_clash_or_overflow_are_refused() -> None:
+    env, brain = _screen_env((640, 480)), _FinishBrain()
+    with pytest.raises(InvalidInputError, match="got max_steps twice"):
+        GymRunner(brain, env, 5, max_steps=3)
+    with pytest.raises(InvalidInputError, match=r"frames_per_inference twice"):
+        GymRunner(brain, env, 5, 2, frames_per_inference=3)
+    with pytest.raises(InvalidInputError, match=r"at most 5 .*\(env, brain, max_steps, soft"):
+        GymRunner(env, brain, 5, 3, 8, 2)
+    with pytest.raises(InvalidInputError, match=r"at most 6 .*\(brain, env, max_steps, frames"):
+        GymRunner(brain, env, 5, 2, 3, 8, 1)
+
+
+# -- seed 002: the per-request adaptive_click_tol override reaches the detector ----------------
+# Upstream (docs/reference/adaptive-click-tol.md): "`/v1/cua` accepts `adaptive_click_tol:
+# true|false` in the request payload to flip the toggle for that single request", and the toggle
+# "reverts both the screen-DPI baseline and the per-class multiplier".
+
+
+class _DriftBrain:
+    """Clicks 12 px apart on alternate steps; notes the runner's detector while thinking."""
+
+    last_image_size = None
+
+    def __init__(self) -> None:
+        self.runner = None
+        self.seen: list[tuple[float, bool]] = []
+
+    def think(self, observation, instruction, history):
+        detector = self.runner._loop_detector
+        self.seen.append((detector.click_tol_px, detector.adaptive))
+        return OurAction(OurType.CLICK, {"x": 400 + 12 * (len(self.seen) % 2), "y": 300})
+
+
+@pytest.mark.parametrize(
+    ("variable", "runner_switch", "override", "during", "after"),
+    [
+        ("disabled", None, True, (18, True), (8, False)),  # the request turns it on for itself
+        (None, None, False, (8, False), (18, True)),  # ... or off
+        (None, False, True, (18, True), (8, False)),  # over the runner's own switch
+        ("disabled", True, False, (8, False), (18, True)),
+        (None, None, None, (18, True), (18, True)),  # no override: the runner's own
+    ],
+)
+def test_a_runs_adaptive_click_tol_reaches_its_loop_detector_for_that_run_only(
+    monkeypatch, variable, runner_switch, override, during, after
+) -> None:
+    """``run(task, adaptive_click_tol=...)`` is the request's key: on a 4K screen it gives the
+    detector the 18 px scaled baseline and the keyword multipliers (True) or the 8 px floor
+    without them (False) for that run; the next run is back to the runner's own setting."""
+    if variable is None:
+        monkeypatch.delenv("MANTIS_ADAPTIVE_CLICK_TOL", raising=False)
+    else:
+        monkeypatch.setenv("MANTIS_ADAPTIVE_CLICK_TOL", variable)
+    brain = _DriftBrain()
+    runner = GymRunner(
+        _screen_env((3840, 2160)),
+        brain,
+        max_steps=4,
+        adaptive_click_tol=runner_switch,
+        adaptive_windows=False,
+    )
+    brain.runner = runner
+    result = runner.run("task", adaptive_click_tol=override)
+    assert result.steps == 4 and set(brain.seen) == {during}
+    # 12 px apart: a drift loop under the 18 px baseline, none under the 8 px floor.
+    assert runner._loop_detector.is_drift_loop(4) is (during[0] == 18)
+    brain.seen.clear()
+    runner.run("task")
+    assert set(brain.seen) == {after} and runner.adaptive_click_tol is runner_switch
+    assert os.environ.get("MANTIS_ADAPTIVE_CLICK_TOL") == variable  # never touched
+
+
+def test_a_fixed_click_tol_stays_under_a_runs_override_and_bad_values_are_refused() -> None:
+    brain = _DriftBrain()
+    runner = GymRunner(_screen_env((3840, 2160)), brain, max_steps=1, click_tol_px=12)
+    brain.runner = runner
+    runner.run("task", adaptive_click_tol=False)
+    assert brain.seen == [(12, False)]
+    with pytest.raises(InvalidInputError, match="adaptive_click_tol must be True, False or None"):
+        runner.run("task", adaptive_click_tol="yes")  # type: ignore[arg-type]

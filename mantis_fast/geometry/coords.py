@@ -86,21 +86,53 @@ def _shown(value: object, limit: int = 120) -> str:
     return text[:limit]
 
 
+def _whole_pixels(value: object) -> int | None:
+    """``value`` as a whole number of pixels: an int (numpy's too), or a finite float, a numpy
+    float or a fraction with no fractional part (``1280.0``, as upstream Mantis accepts them);
+    None for anything else (bools, ``1280.5``, NaN, infinities, strings)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Rational):  # a Fraction: exact, however large
+        return int(value) if value.denominator == 1 else None
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):
+        return None
+    return int(number) if math.isfinite(number) and number.is_integer() else None
+
+
 def _size(size: object, name: str) -> tuple[int, int]:
-    """(width, height) of positive integers that fit int32."""
-    message = f"{name} must be a (width, height) pair of positive integers, got {_shown(size)}"
+    """(width, height) of positive whole numbers that fit int32, as ints.
+
+    Integral floats (``(1280.0, 720.0)``) are accepted as the ints they equal; a fractional or
+    non-finite one raises: an image has a whole number of pixels."""
+    message = (
+        f"{name} must be a (width, height) pair of positive whole numbers (ints, or floats "
+        f"such as 1280.0), got {_shown(size)}"
+    )
     if isinstance(size, (str, bytes)):
         raise InvalidInputError(message)
     try:
         width, height = size  # type: ignore[misc]
     except (TypeError, ValueError):
         raise InvalidInputError(message) from None
+    sides = []
     for value in (width, height):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        side = _whole_pixels(value)
+        if side is None:
+            if isinstance(value, float | np.floating) and not math.isfinite(value):
+                raise InvalidInputError(f"{message}: {_shown(value)} is not finite")
+            if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+                raise InvalidInputError(
+                    f"{message}: {_shown(value)} is not a whole number of pixels"
+                )
             raise InvalidInputError(message)
-        if not 1 <= int(value) <= MAX_SIZE:
+        if not 1 <= side <= MAX_SIZE:
             raise InvalidInputError(f"{message}; sizes must be 1..{MAX_SIZE}")
-    return int(width), int(height)
+        sides.append(side)
+    return sides[0], sides[1]
 
 
 def _number(value: object, name: str) -> Number:
@@ -254,7 +286,9 @@ def scale_brain_to_display(
 
     ``brain_size`` is the (width, height) of the image the model received; ``display_size``
     the real framebuffer the action is dispatched to. ``clamp=True`` clamps the result into
-    [0, W-1] x [0, H-1]. Sizes <= 0 raise ValueError.
+    [0, W-1] x [0, H-1]. Sizes are whole numbers of pixels: ints, or integral floats such as
+    ``(1280.0, 720.0)`` (as upstream Mantis accepts them); sizes <= 0, fractional
+    (``1280.5``) or not finite raise ValueError.
     """
     brain_w, brain_h = _size(brain_size, "brain_size")
     display_w, display_h = _size(display_size, "display_size")

@@ -16,6 +16,7 @@ import subprocess
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from mantis_fast.errors import (
 from mantis_fast.gym.actions import GymResult
 from mantis_fast.gym.app_window import AppWindow, check_paint_timeout, wait_for_app_window
 from mantis_fast.gym.processes import stop_process
-from mantis_fast.gym.upstream import from_upstream
+from mantis_fast.gym.upstream import from_upstream, image_size
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
@@ -43,7 +44,28 @@ from mantis_fast.x11.input import Input
 from mantis_fast.x11.windows import Windows
 from mantis_fast.x11.xvfb import Xvfb
 
-__all__ = ["GymEnvironment", "XdotoolGymEnv"]
+__all__ = ["GymEnvironment", "GymObservation", "GymResult", "XdotoolGymEnv"]
+
+
+@dataclass
+class GymObservation:
+    """An observation shaped as upstream Mantis's (``mantis_agent.gym.base``): the ``screenshot``
+    a brain looks at, and whatever else the env wants to keep (``extras``).
+
+    For environments written against upstream's ``GymEnvironment``, whose ``reset(task)``
+    returns one (and whose ``step`` returns a ``GymResult`` holding one): ``GymRunner`` gives the
+    brain its ``screenshot``. This package's envs return their observations bare.
+    """
+
+    screenshot: Any
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def brain_size_of(size: Any) -> tuple[int, int] | None:
+    """A ``brain_size`` as ``(width, height)`` ints, or None for None: two positive whole
+    numbers, ints or integral floats (``(1280.0, 720.0)``, as upstream Mantis accepts); anything
+    else (``(1280.5, 720)``, NaN, a string) raises ``InvalidInputError`` naming it."""
+    return None if size is None else image_size(size, "brain_size")
 
 
 class GymEnvironment(Closing, ABC):
@@ -167,6 +189,9 @@ class XdotoolGymEnv(GymEnvironment):
     ) -> GymResult:
         """Dispatch ``action`` (coordinates in the brain's image space), settle, observe.
         ``settle``: as ``reset``'s, in place of the screen wait after the dispatch.
+        ``brain_size`` (None: ``self.brain_size``, else the screen's) is checked by
+        ``brain_size_of``: integral floats such as ``(768.0, 432.0)`` are the ints they equal; a
+        bad size is reported in ``info["error"]`` as a bad action is.
 
         ``action`` is an ``Action``, or upstream Mantis's action object, read by upstream's rules
         (``mantis_fast.gym.upstream.from_upstream``; one of them may be a few of ours, performed
@@ -175,11 +200,11 @@ class XdotoolGymEnv(GymEnvironment):
         mapped to the screen) before any of it is dispatched, so a bad one sends no input at
         all. A dead X server raises ``ConnectionLostError``.
         """
-        size = brain_size or self.brain_size
         info: dict[str, Any] = {"action": getattr(action, "action_type", action)}
         done = False
         started = time.perf_counter()
         try:
+            size = brain_size_of(brain_size if brain_size is not None else self.brain_size)
             commands = self._checked(self._commands(action, size), size)
             done = any(getattr(c, "action_type", None) is ActionType.DONE for c in commands)
             for command in commands:
@@ -279,9 +304,10 @@ class XdotoolGymEnv(GymEnvironment):
         self, x: object, y: object, brain_size: tuple[int, int] | None
     ) -> tuple[int, int]:
         """Brain-image pixels -> display pixels (``round(x * W / w)`` when sizes differ),
-        clamped to the live screen."""
+        clamped to the live screen. ``brain_size`` as ``step`` takes it (``brain_size_of``)."""
         probe = Action(ActionType.MOVE, {"x": x, "y": y}).validated()
-        return self.dispatcher.to_screen(probe, *probe.points()[0], image_size=brain_size)
+        size = brain_size_of(brain_size)
+        return self.dispatcher.to_screen(probe, *probe.points()[0], image_size=size)
 
     def _commands(self, action: Any, brain_size: tuple[int, int] | None) -> list[Any]:
         """``action`` as our actions: upstream's action objects translated, others as given

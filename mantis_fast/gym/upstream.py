@@ -313,8 +313,14 @@ class UpstreamBrain:
         return None if size is None else image_size(size)
 
     def bind(self, env: Any) -> None:
-        """Read ``screen_size`` from ``env`` at every step (it follows RandR resizes)."""
-        self._screen_size = lambda: tuple(env.screen_size)
+        """Read ``screen_size`` from ``env`` at every step (it follows RandR resizes); an env
+        without one gives the latest frame's size."""
+
+        def screen_size() -> tuple[Any, ...] | None:
+            size = getattr(env, "screen_size", None)
+            return None if size is None else tuple(size)
+
+        self._screen_size = screen_size
 
     def reset(self) -> None:
         """A new episode: no frames, no history; the brain's ``load`` (once) and ``reset``."""
