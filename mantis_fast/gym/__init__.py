@@ -18,7 +18,7 @@ from mantis_fast.geometry.coords import scale_brain_to_display
 from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
 from mantis_fast.gym.app_window import AppWindow
 from mantis_fast.gym.desktop import ACTION_TYPES, KEYS, DesktopEnv
-from mantis_fast.gym.env import GymEnvironment, XdotoolGymEnv
+from mantis_fast.gym.env import GymEnvironment, GymObservation, XdotoolGymEnv
 from mantis_fast.gym.registration import DESKTOP_ID
 from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner, click_tolerance
 from mantis_fast.gym.tasks import ClickTarget, RewardFunction, Task
@@ -39,6 +39,7 @@ __all__ = [
     "DesktopVectorEnv",
     "EpisodeResult",
     "GymEnvironment",
+    "GymObservation",
     "GymResult",
     "GymRunner",
     "RewardFunction",
