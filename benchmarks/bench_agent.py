@@ -166,7 +166,8 @@ def test_mantis_fast_engine_turns(benchmark, screen: Xvfb, tmp_path: Path) -> No
         with StubModel(default=REPLY) as stub:
             config = AgentConfig(
                 display=screen.display, api_url=stub.url, runs_dir=str(tmp_path),
-                capture_width=SIZE[0], capture_height=SIZE[1], settle_quiet_ms=0,
+                capture_width=SIZE[0], capture_height=SIZE[1], capture_settle=True,
+                settle_quiet_ms=0,
                 action_delay_seconds=0, drag_duration_steps=4, drag_step_delay=0,
                 boot_enabled=True, boot_vlm_output=REPLY, max_turns=turns, log_to_file=False,
             )  # fmt: skip

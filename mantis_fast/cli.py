@@ -219,7 +219,9 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--max-timeout", type=float, default=900.0, help="cap of timeout_seconds")
     p.add_argument("--max-body-bytes", type=int, default=64 * 1024, help="body size cap")
     p.add_argument("--runs-dir", default="runs/service", help="run logs (default: runs/service)")
-    p.add_argument("--config", help="TOML file of AgentConfig keys for the vlm brain")
+    p.add_argument(
+        "--config", help="AgentConfig keys for the vlm brain: a TOML file or a seed config.py"
+    )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="an AgentConfig key")
     p.add_argument("--api-url", help="sets API_URL (the vlm brain's endpoint)")
     p.add_argument("--model", help="sets MODEL")

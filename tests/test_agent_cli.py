@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,39 @@ def test_run_shows_progress_and_writes_the_run(tmp_path: Path) -> None:
     assert lines[3].startswith("finished: phase done, 2 turn(s)")
     run = tmp_path / "runs" / "run_0001"
     assert (run / "turn_0002" / "screenshot_annotated.png").exists()
+    assert len(stub.requests) == 1
+
+
+def test_run_takes_the_seed_config_py(tmp_path: Path) -> None:
+    """Seed 004: "config.py   All runtime configuration (HTTP, VLM, capture, execution, UI
+    overlays, boot injection, logging layout)", and "If CAPTURE_WIDTH and CAPTURE_HEIGHT are both
+    > 0, they fully specify output resolution." Such a file drives ``mantis-fast run``, and its
+    turns.jsonl holds "Two records per turn"."""
+    config = tmp_path / "config.py"
+    with StubModel([reply_json("second turn")]) as stub:
+        config.write_text(
+            "from pathlib import Path\n"
+            "PORT = 0\n"
+            f"API_URL = {stub.url!r}\n"
+            "CAPTURE_CROP = {'x1': 0, 'y1': 0, 'x2': 500, 'y2': 500}\n"
+            "CAPTURE_WIDTH, CAPTURE_HEIGHT = 200, 100\n"
+            "PHYSICAL_EXECUTION = False\n"
+            "RUNS_DIR = Path(__file__).parent / 'runs'\n"
+            "BOOT_ENABLED = True\n"
+        )
+        with Xvfb(size=(640, 480)) as server:
+            result = subprocess.run(
+                [sys.executable, "-m", "mantis_fast.cli", "run", "--config", str(config),
+                 "--max-turns", "2"],
+                env=server.env(), capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("turn    1: 0 action(s), 0 skipped, frame 200x100")
+    assert lines[3].startswith("finished: phase done, 2 turn(s)")
+    turns = (tmp_path / "runs" / "run_0001" / "turns.jsonl").read_text().splitlines()
+    stages = [(json.loads(line)["turn"], json.loads(line)["stage"]) for line in turns]
+    assert stages == [(1, "raw"), (1, "annotated"), (2, "raw"), (2, "annotated")]
     assert len(stub.requests) == 1
 
 

@@ -1,4 +1,5 @@
-"""AgentConfig: every reference key, TOML + overrides, and clear errors at start."""
+"""AgentConfig: every reference key, TOML or the reference's config.py + overrides, and clear
+errors at start."""
 
 from __future__ import annotations
 
@@ -123,9 +124,210 @@ def test_unknown_key_suggests_the_near_one() -> None:
         AgentConfig.from_mapping({"CAPTURE_CORP": {}})
 
 
-def test_width_and_height_go_together() -> None:
-    with pytest.raises(ConfigError, match="CAPTURE_WIDTH/CAPTURE_HEIGHT"):
-        AgentConfig(capture_width=640)
+@pytest.mark.parametrize(
+    ("width", "height", "expected"),
+    [
+        (640, 480, (640, 480)),  # both > 0: exactly this size, whatever the scale
+        (640, 0, (400, 300)),  # one set: the scale applies
+        (0, 480, (400, 300)),
+        (-1, 480, (400, 300)),  # negative means "not set", never an error
+        (640, -5, (400, 300)),
+        (-1, -1, (400, 300)),
+        (0, 0, (400, 300)),
+    ],
+)
+def test_capture_width_and_height_apply_only_when_both_are_positive(width, height, expected):
+    """Seed 004, capture pipeline: "If CAPTURE_WIDTH and CAPTURE_HEIGHT are both > 0, they
+    fully specify output resolution. Otherwise, CAPTURE_SCALE_PERCENT can downscale uniformly
+    after crop." And its configuration reference: "CAPTURE_SCALE_PERCENT - Used only when
+    CAPTURE_WIDTH/HEIGHT are not set (>0)." One of them set, or a negative one, is no error."""
+    config = AgentConfig(capture_width=width, capture_height=height, capture_scale_percent=50)
+    assert config.frame_size((800, 600)) == expected
+    loaded = AgentConfig.load(overrides=[f"CAPTURE_WIDTH={width}", f"CAPTURE_HEIGHT={height}"])
+    assert (loaded.capture_width, loaded.capture_height) == (width, height)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("CAPTURE_WIDTH", "640"),
+        ("CAPTURE_WIDTH", float("nan")),
+        ("CAPTURE_WIDTH", 640.5),
+        ("CAPTURE_HEIGHT", True),
+        ("CAPTURE_HEIGHT", None),
+        ("CAPTURE_HEIGHT", 10**6),
+    ],
+)
+def test_capture_size_garbage_is_still_an_error_naming_the_key(key: str, value: object) -> None:
+    """Seed 004: CAPTURE_WIDTH/CAPTURE_HEIGHT are numbers compared with 0 ("If both > 0"):
+    any integer is meaningful, but a value that is no number at all is a configuration error
+    at start, naming the key."""
+    with pytest.raises(ConfigError, match=rf"config key {key}: expected an integer"):
+        AgentConfig.from_mapping({key: value})
+
+
+def test_capture_delay_is_a_sleep_and_settling_is_a_separate_option() -> None:
+    """Seed 004: "CAPTURE_DELAY - Sleep before capture (seconds), useful for UI settling."
+    0 sleeps nothing (the capture follows the actions at once); waiting until the screen is
+    still is CAPTURE_SETTLE, off unless asked for."""
+    config = AgentConfig()
+    assert (config.capture_delay, config.capture_settle) == (0, False)
+    config = AgentConfig.load(overrides=["CAPTURE_DELAY=0.25", "CAPTURE_SETTLE=true"])
+    assert (config.capture_delay, config.capture_settle) == (0.25, True)
+    with pytest.raises(ConfigError, match=r"CAPTURE_DELAY: expected a number >= 0"):
+        AgentConfig(capture_delay=-1)
+    with pytest.raises(ConfigError, match=r"CAPTURE_SETTLE: expected true or false"):
+        AgentConfig.from_mapping({"CAPTURE_SETTLE": "yes"})
+
+
+# -- the reference's config.py -------------------------------------------------------------
+SEED_CONFIG_PY = """\
+# config.py as a user of the 004 engine keeps it
+import json
+import logging
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent   # private: not a key
+scale = 50                                # lower case: not a key
+
+HOST = "127.0.0.1"
+PORT = 8765
+LOG_LEVEL = logging.INFO
+LOG_TO_FILE = True
+UI_CONFIG = {
+    "executed_heat": {
+        "enabled": True,
+        "radius_scale": 0.05,
+        "stops": ((0.0, "rgba(255,120,0,0.85)"), (1.0, "rgba(255,160,0,0)")),
+        "trail_turns": 3,
+        "trail_shrink": 1.0,
+    },
+    "bbox_heat": {"enabled": False},
+}
+API_URL = "http://127.0.0.1:9000/v1/chat/completions"
+MODEL = "qwen2.5-vl"
+TEMPERATURE = 0.2
+TOP_P = 0.9
+MAX_TOKENS = 512
+VLM_HTTP_TIMEOUT_SECONDS = 0
+SYSTEM_PROMPT = "Answer with JSON only."
+CAPTURE_CROP = {"x1": 0, "y1": 0, "x2": 250, "y2": 250}
+CAPTURE_WIDTH = 0
+CAPTURE_HEIGHT = -1
+CAPTURE_SCALE_PERCENT = scale
+CAPTURE_DELAY = 0.1
+PHYSICAL_EXECUTION = False
+ACTION_DELAY_SECONDS = 0.02
+DRAG_DURATION_STEPS = 5
+DRAG_STEP_DELAY = 0.0
+RUNS_DIR = _HERE / "runs"
+LOG_LAYOUT = "turn_dirs"
+BOOT_ENABLED = True
+BOOT_VLM_OUTPUT = json.dumps({"observation": "boot", "bboxes": [], "actions": []})
+"""
+
+
+def test_a_seed_config_py_is_a_configuration_file(tmp_path: Path) -> None:
+    """Seed 004: "config.py   All runtime configuration (HTTP, VLM, capture, execution, UI
+    overlays, boot injection, logging layout)" and "Keep config in a single config.py module
+    with the keys listed above." Such a module, with its imports and helpers, loads as the
+    TOML file does, and overrides still win."""
+    path = tmp_path / "config.py"
+    path.write_text(SEED_CONFIG_PY)
+    config = AgentConfig.load(path, overrides=["MAX_TOKENS=256"])
+    assert (config.host, config.port, config.log_level) == ("127.0.0.1", 8765, "INFO")
+    assert (config.model, config.temperature, config.top_p) == ("qwen2.5-vl", 0.2, 0.9)
+    assert config.max_tokens == 256  # the override
+    assert config.vlm_timeout is None  # "0 or less means infinite timeout"
+    assert config.capture_crop == {"x1": 0, "y1": 0, "x2": 250, "y2": 250}
+    assert config.frame_size((1000, 800)) == (500, 400)  # HEIGHT -1: not set, so 50 %
+    assert (config.capture_delay, config.physical_execution) == (0.1, False)
+    assert config.runs_dir == str(tmp_path / "runs")
+    assert (config.log_layout, config.boot_enabled) == ("turn_dirs", True)
+    assert config.ui_config["executed_heat"]["stops"][1] == [1.0, "rgba(255,160,0,0)"]
+    assert config.ui_config["executed_heat"]["trail_turns"] == 3
+    assert config.ui_config["bbox_heat"]["enabled"] is False
+    assert config.ui_config["bbox_heat"]["border_width"] == 2  # merged with the defaults
+    assert AgentConfig.from_file(path) == AgentConfig.load(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("LOG_LAYOUT = 'nested'", r"config key LOG_LAYOUT: expected one of 'flat', 'turn_dirs'"),
+        ("CAPTURE_WIDTH = '640'", r"config key CAPTURE_WIDTH: expected an integer"),
+        ("CAPTURE_CORP = {}", r"unknown config key 'CAPTURE_CORP'; did you mean CAPTURE_CROP\?"),
+        ("PORT = 70000", r"PORT: expected an integer >= 0 and <= 65535, got int 70000"),
+    ],
+)
+def test_config_py_and_toml_are_validated_alike(tmp_path: Path, line: str, message: str) -> None:
+    """Seed 004's "Configuration reference (config.py)" keys are the same keys in either file
+    kind: the same bad value, or the same unknown key, is the same ConfigError."""
+    (tmp_path / "config.py").write_text(line + "\n")
+    (tmp_path / "agent.toml").write_text(line.replace("{}", "{x1 = 0}") + "\n")
+    for name in ("config.py", "agent.toml"):
+        with pytest.raises(ConfigError, match=message):
+            AgentConfig.load(tmp_path / name)
+
+
+def test_a_config_py_that_fails_to_run_is_a_config_error(tmp_path: Path) -> None:
+    """A config.py is Python the user wrote (seed 004: "All runtime configuration" lives in it):
+    its failure is a ConfigError naming the file and the line, not a traceback mid-start."""
+    broken = tmp_path / "config.py"
+    broken.write_text("PORT = 1\nHOST = undefined_name\n")
+    with pytest.raises(ConfigError, match=r"config\.py' failed to run \(line 2\): NameError"):
+        AgentConfig.load(broken)
+    broken.write_text("PORT = = 1\n")
+    with pytest.raises(ConfigError, match=r"failed to run.*SyntaxError"):
+        AgentConfig.load(broken)
+    with pytest.raises(ConfigError, match="does not exist"):
+        AgentConfig.load(tmp_path / "missing.py")
+
+
+def test_cli_reads_a_config_py(tmp_path: Path) -> None:
+    """Seed 004: the configuration is "a single config.py module": ``mantis-fast run --config
+    config.py`` reads it (and reports its bad values at start, as for TOML)."""
+    path = tmp_path / "config.py"
+    path.write_text("LOG_LAYOUT = 'nested'\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "mantis_fast.cli", "run", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "LOG_LAYOUT" in result.stderr and "nested" in result.stderr
+
+
+# -- CORS ----------------------------------------------------------------------------------
+def test_cors_origins_are_off_by_default_and_normalized() -> None:
+    """Seed 004: "If you deploy this beyond a trusted local environment, restrict origins and
+    add an auth token." CORS is off unless CORS_ORIGINS lists origins (as browsers send them)."""
+    assert AgentConfig().cors_origins == ()
+    config = AgentConfig(cors_origins=["http://LOCALHOST:3000/", "https://panel.lan:443"])
+    assert config.cors_origins == ("http://localhost:3000", "https://panel.lan")
+    assert AgentConfig(cors_origins="http://a:1, http://b:2").cors_origins == (
+        "http://a:1",
+        "http://b:2",
+    )
+    assert AgentConfig(cors_origins=["null"]).cors_origins == ("null",)
+    assert AgentConfig(cors_origins="").cors_origins == ()
+    assert AgentConfig.load(overrides=['CORS_ORIGINS=["*"]']).cors_origins == ("*",)
+    for bad in (["http://x/panel"], ["ftp://x"], ["localhost:3000"], [3000], 5):
+        with pytest.raises(ConfigError, match="config key CORS_ORIGINS"):
+            AgentConfig(cors_origins=bad)
+
+
+def test_cors_star_only_on_a_loopback_bind() -> None:
+    """Seed 004: "The server responds to OPTIONS and includes permissive headers", and "If you
+    deploy this beyond a trusted local environment, restrict origins": "*" is accepted on a
+    loopback HOST only; past it, origins must be listed (and the token is required anyway)."""
+    for host in ("127.0.0.1", "::1", "localhost"):
+        assert AgentConfig(host=host, cors_origins="*").cors_origins == ("*",)
+    with pytest.raises(ConfigError, match=r"CORS_ORIGINS: '\*'.*only on a loopback HOST"):
+        AgentConfig(host="0.0.0.0", panel_token="s3cret", cors_origins="*")
+    listed = AgentConfig(host="0.0.0.0", panel_token="s3cret", cors_origins=["http://a.lan"])
+    assert listed.cors_origins == ("http://a.lan",)
 
 
 def test_non_loopback_bind_needs_a_token() -> None:

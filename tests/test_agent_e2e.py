@@ -16,6 +16,8 @@ import pytest
 from PIL import Image
 
 from mantis_fast.agent import AgentConfig, AgentThread, read_records
+from mantis_fast.agent.runlog import read_events
+from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.xvfb import Xvfb
 from tests.agent_stub import StubModel, reply_json
 from tests.tk_app import Recorder
@@ -47,6 +49,7 @@ def make_config(server: Xvfb, stub: StubModel, tmp_path: Path, **changes) -> Age
         "capture_crop": CROP,
         "capture_scale_percent": 50,
         "action_delay_seconds": 0,
+        "capture_settle": True,  # these scenarios look at the screen once it is still
         "settle_quiet_ms": 30,
         "settle_timeout_seconds": 1,
         "vlm_http_timeout_seconds": 10,
@@ -131,9 +134,20 @@ def test_scripted_clicks_land_through_the_whole_pipeline(desk, tmp_path: Path) -
     cx, cy = round(100 * (WIDTH // 2 - 1) / 1000), round(100 * (HEIGHT // 2 - 1) / 1000)
     assert abs(np.median(xs) - cx) <= 3 and abs(np.median(ys) - cy) <= 3
     assert stub.requests[1]["messages"][1]["content"][0]["text"] == "corners"
-    # run directory: flat layout, two records per turn plus the model call and timings
+    # run directory: flat layout. Seed 004: "turns.jsonl ... Two records per turn:
+    # stage="raw" includes observation, bboxes, actions, raw_png; stage="annotated" includes
+    # annotated_png" -- exactly those two, in that order; model calls and timings are in
+    # events.jsonl
     run = Path(engine.run_dir)
     records = read_records(run)
+    assert [(r["turn"], r["stage"]) for r in records] == [
+        (turn, stage) for turn in range(1, 7) for stage in ("raw", "annotated")
+    ]
+    for r in records:
+        named = r["raw_png"] if r["stage"] == "raw" else r["annotated_png"]
+        assert named == f"turn_{r['turn']:04d}_{r['stage']}.png"
+        if r["stage"] == "raw":
+            assert {"observation", "bboxes", "actions"} <= set(r)
     raw = [r for r in records if r["stage"] == "raw"]
     assert [r["turn"] for r in raw] == [1, 2, 3, 4, 5, 6]
     assert raw[3]["parsed_as"] == "block"
@@ -145,7 +159,10 @@ def test_scripted_clicks_land_through_the_whole_pipeline(desk, tmp_path: Path) -
         with Image.open(run / f"turn_{turn:04d}_raw.png") as image:
             assert image.size == (WIDTH // 2, HEIGHT // 2)
         assert (run / f"turn_{turn:04d}_annotated.png").exists()
-    timings = [r for r in records if r["stage"] == "timings"]
+    events = read_events(run)
+    assert [e["turn"] for e in events if e["stage"] == "vlm"] == [1, 2, 3, 4, 5]
+    assert all(e["ok"] for e in events if e["stage"] == "vlm")
+    timings = [r for r in events if r["stage"] == "timings"]
     assert len(timings) == 6
     stages = {"parse", "execute", "settle", "capture", "crop_resize", "encode_raw", "annotate"}
     assert stages <= set(timings[0]["timings_ms"])
@@ -154,18 +171,106 @@ def test_scripted_clicks_land_through_the_whole_pipeline(desk, tmp_path: Path) -
 
 
 def test_no_physical_execution_and_capture_delay(desk, tmp_path: Path) -> None:
+    """Seed 004: "CAPTURE_DELAY - Sleep before capture (seconds), useful for UI settling." and
+    "PHYSICAL_EXECUTION can be set to False to disable real mouse movement/clicking while still
+    running the loop." Each capture comes at least CAPTURE_DELAY after the turn's actions."""
     server, recorder = desk
     recorder.clear()
     boot = reply_json("boot", [{"name": "click", "x1": 500, "y1": 500}])
     with StubModel([boot]) as stub:
         config = make_config(server, stub, tmp_path, boot_vlm_output=boot, max_turns=2,
-                             physical_execution=False, capture_delay=0.2)  # fmt: skip
+                             physical_execution=False, capture_delay=0.2,
+                             capture_settle=False)  # fmt: skip
         agent = run_to_end(config)
     assert agent.engine.turn == 2
     assert presses(recorder) == []
     records = read_records(agent.engine.run_dir)
     assert [r["settle"] for r in records if r["stage"] == "raw"] == [{"delay": 0.2}] * 2
-    assert all(r["timings_ms"]["settle"] >= 200 for r in records if r["stage"] == "timings")
+    timings = [e for e in read_events(agent.engine.run_dir) if e["stage"] == "timings"]
+    assert len(timings) == 2 and all(e["timings_ms"]["settle"] >= 200 for e in timings)
+
+
+@pytest.fixture
+def settle_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, float]]:
+    """Every ``Capture.wait_until_stable(timeout, quiet_ms)`` the engine makes (still run)."""
+    calls: list[tuple[float, float]] = []
+    original = Capture.wait_until_stable
+
+    def spy(self, timeout: float = 2.0, quiet_ms: float = 100.0):
+        calls.append((timeout, quiet_ms))
+        return original(self, timeout, quiet_ms)
+
+    monkeypatch.setattr(Capture, "wait_until_stable", spy)
+    return calls
+
+
+def test_capture_delay_zero_captures_at_once_and_settling_is_opt_in(
+    desk, tmp_path: Path, settle_calls: list
+) -> None:
+    """Seed 004: "CAPTURE_DELAY - Sleep before capture (seconds)": 0 sleeps nothing, so the
+    capture follows the actions at once ("The screenshot is captured AFTER actions are
+    executed"); the engine waits for a still screen only when CAPTURE_SETTLE asks it to."""
+    server, _recorder = desk
+    boot = reply_json("boot", [])
+    base = {
+        "display": server.display, "port": 0, "runs_dir": str(tmp_path / "runs"),
+        "physical_execution": False, "boot_enabled": True, "boot_vlm_output": boot,
+        "max_turns": 2, "settle_quiet_ms": 1000, "settle_timeout_seconds": 2,
+    }  # fmt: skip
+    with StubModel([boot]) as stub:
+        config = AgentConfig.from_mapping({**base, "api_url": stub.url})
+        assert (config.capture_delay, config.capture_settle) == (0, False)  # nothing set
+        agent = run_to_end(config)
+    assert agent.engine.turn == 2 and settle_calls == []  # never waited for stillness
+    run = agent.engine.run_dir
+    assert [r["settle"] for r in read_records(run) if r["stage"] == "raw"] == [{"delay": 0}] * 2
+    timings = [e["timings_ms"] for e in read_events(run) if e["stage"] == "timings"]
+    assert len(timings) == 2 and all(t["settle"] < 500 for t in timings)  # not the 1 s quiet
+
+    with StubModel([boot]) as stub:
+        settling = {**base, "api_url": stub.url, "runs_dir": str(tmp_path / "settle"),
+                    "capture_settle": True}  # fmt: skip
+        agent = run_to_end(AgentConfig.from_mapping(settling))
+    assert settle_calls == [(2, 1000)] * 2
+    run = agent.engine.run_dir
+    settles = [r["settle"] for r in read_records(run) if r["stage"] == "raw"]
+    assert [(s["delay"], s["stable"]) for s in settles] == [(0, True)] * 2
+    timings = [e["timings_ms"] for e in read_events(run) if e["stage"] == "timings"]
+    assert all(t["settle"] >= 1000 for t in timings)  # a still second, each turn
+
+
+@pytest.mark.parametrize(("width", "height"), [(200, 0), (-1, 150), (-1, -1)])
+def test_one_capture_size_key_alone_runs_at_the_scale(
+    desk, tmp_path: Path, width: int, height: int
+) -> None:
+    """Seed 004: "If CAPTURE_WIDTH and CAPTURE_HEIGHT are both > 0, they fully specify output
+    resolution. Otherwise, CAPTURE_SCALE_PERCENT can downscale uniformly after crop." A run
+    with one of them alone, or a negative one, runs at the scale (and says so once)."""
+    server, _recorder = desk
+    with StubModel([]) as stub:
+        config = make_config(server, stub, tmp_path, capture_width=width, capture_height=height,
+                             physical_execution=False, max_turns=1)  # fmt: skip
+        agent = run_to_end(config)
+    assert (agent.engine.phase, agent.engine.frame_size) == ("done", (WIDTH // 2, HEIGHT // 2))
+    warned = "a fixed size needs both > 0" in (Path(agent.engine.run_dir) / "main.log").read_text()
+    assert warned == ((width > 0) != (height > 0))
+
+
+def test_stop_cuts_a_long_capture_delay_short(desk, tmp_path: Path) -> None:
+    """Seed 004's CAPTURE_DELAY is a plain sleep before the capture; here stop() ends the run
+    within that sleep rather than after it."""
+    server, _recorder = desk
+    with StubModel([]) as stub:
+        config = make_config(server, stub, tmp_path, capture_delay=60, capture_settle=False,
+                             physical_execution=False, max_turns=1)  # fmt: skip
+        agent = AgentThread(config)
+        agent.start()
+        try:
+            agent.wait_for(lambda e: e.phase == "settling", timeout=20)
+        finally:
+            agent.stop()
+            agent.join(timeout=10)  # not the 60 s
+    assert agent.engine.phase == "stopped" and agent.engine.raw_png is None
 
 
 def test_scenario_b_trail_keeps_heat_where_nothing_changed(desk, tmp_path: Path) -> None:
@@ -263,8 +368,7 @@ def test_scenario_e_hung_endpoint_times_out(desk, tmp_path: Path, policy: str) -
         )  # fmt: skip
         agent = run_to_end(config, timeout=20)
     engine = agent.engine
-    records = read_records(engine.run_dir)
-    failure = next(r for r in records if r["stage"] == "vlm")
+    failure = next(r for r in read_events(engine.run_dir) if r["stage"] == "vlm")
     assert failure["ok"] is False and "timeout after 0.3s" in failure["error"]
     assert [a["attempt"] for a in failure["attempts"]] == [1, 2]
     assert all(a["seconds"] < 2 for a in failure["attempts"])

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mantis_fast.agent import AgentConfig, AgentThread, read_records
+from mantis_fast.agent import AgentConfig, AgentThread, read_events, read_records
 from mantis_fast.agent import engine as engine_module
 from mantis_fast.agent import panel as panel_module
 from mantis_fast.agent.engine import Engine
@@ -312,6 +312,7 @@ def test_a_150mb_model_reply_is_a_failed_turn_and_the_run_goes_on(tmp_path: Path
     assert "finished: phase done, 3 turn(s)" in result.stdout
     assert stub.sent and stub.sent[0] < 40 * 1024 * 1024, stub.sent  # not read whole
     (run,) = tmp_path.iterdir()
-    failed = [r for r in read_records(run) if r["stage"] == "vlm" and r["ok"] is False]
+    events = read_events(run)  # model calls: beside the turn pairs
+    failed = [r for r in events if r["stage"] == "vlm" and r["ok"] is False]
     assert len(failed) == 1 and "stopped reading at" in failed[0]["error"]
     assert sum(p.stat().st_size for p in run.rglob("*")) < 5 * 1024 * 1024

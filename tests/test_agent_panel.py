@@ -1,4 +1,5 @@
-"""Panel endpoints over real HTTP: fields, 409, 400, 413, 415, token and host checks; and its
+"""Panel endpoints over real HTTP: fields, 409, 400, 413, 415, token and host checks, CORS
+(off by default; CORS_ORIGINS, with a real aiohttp client and a page in Chromium); and its
 connections over real sockets: idle, slowloris, slow-body and non-reading clients are dropped
 by their deadlines, and a flood past the connection cap is refused while the panel stays up."""
 
@@ -8,9 +9,13 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import socket
 
+import aiohttp
 import httpx
+import pytest
+from aiohttp import web
 
 from mantis_fast.agent.config import AgentConfig
 from mantis_fast.agent.engine import Engine
@@ -282,3 +287,217 @@ def test_a_slow_body_or_an_unread_answer_is_dropped_after_the_request_timeout() 
         assert (await client.get("/state?images=0")).status_code == 200
 
     serve(config, scenario)
+
+
+# -- CORS ---------------------------------------------------------------------------------
+PAGE_ORIGIN = "http://localhost:3000"
+
+
+def serve_aiohttp(config: AgentConfig, scenario) -> None:
+    """Run ``scenario(session, engine)`` with a real aiohttp client against a started panel."""
+
+    async def main() -> None:
+        engine = Engine(config)
+        panel = Panel(engine, config)
+        url = await panel.start()
+        try:
+            async with aiohttp.ClientSession(base_url=url) as session:
+                await scenario(session, engine)
+        finally:
+            await panel.close()
+
+    asyncio.run(main())
+
+
+def preflight(method: str, origin: str = PAGE_ORIGIN, **extra: str) -> dict[str, str]:
+    return {
+        "Origin": origin,
+        "Access-Control-Request-Method": method,
+        "Access-Control-Request-Headers": "content-type",
+        **extra,
+    }
+
+
+def test_cors_is_off_by_default() -> None:
+    """Seed 004: "The server responds to OPTIONS and includes permissive headers in its response
+    writer. If you deploy this beyond a trusted local environment, restrict origins and add an
+    auth token." Here the restricted form is the default: with no CORS_ORIGINS a foreign
+    origin's preflight and requests are 403 (OPTIONS without one 405), with no CORS header."""
+
+    async def scenario(session: aiohttp.ClientSession, engine: Engine) -> None:
+        async with session.options("/inject", headers=preflight("POST")) as response:
+            assert response.status == 403
+            assert "Access-Control-Allow-Origin" not in response.headers
+        async with session.options("/inject") as response:
+            assert response.status == 405
+        headers = {"Origin": PAGE_ORIGIN}
+        async with session.get("/state?images=0", headers=headers) as response:
+            assert response.status == 403
+            assert "Access-Control-Allow-Origin" not in response.headers
+        async with session.post("/inject", json={"vlm_text": "x"}, headers=headers) as response:
+            assert response.status == 403
+        assert engine._injections.empty()
+
+    serve_aiohttp(AgentConfig(port=0), scenario)
+
+
+def test_cors_origins_answer_preflights_and_mark_responses() -> None:
+    """Seed 004: "The server responds to OPTIONS and includes permissive headers", restricted
+    to the origins CORS_ORIGINS lists ("restrict origins"): their preflights get 204 with the
+    origin echoed and the route's methods, their responses (errors too) the origin; any other
+    origin gets no CORS header at all."""
+    config = AgentConfig(port=0, cors_origins=[PAGE_ORIGIN], panel_max_body_bytes=4096)
+
+    async def scenario(session: aiohttp.ClientSession, engine: Engine) -> None:
+        async with session.options("/inject", headers=preflight("POST")) as response:
+            assert response.status == 204
+            assert response.headers["Access-Control-Allow-Origin"] == PAGE_ORIGIN
+            assert response.headers["Access-Control-Allow-Methods"] == "OPTIONS, POST"
+            allowed = response.headers["Access-Control-Allow-Headers"].lower()
+            assert "content-type" in allowed and "authorization" in allowed
+            assert "Origin" in response.headers["Vary"]
+            assert "Access-Control-Allow-Private-Network" not in response.headers
+        async with session.options("/state", headers=preflight("GET")) as response:
+            assert response.status == 204
+            assert response.headers["Access-Control-Allow-Methods"] == "GET, HEAD, OPTIONS"
+        asks = preflight("GET", **{"Access-Control-Request-Private-Network": "true"})
+        async with session.options("/state", headers=asks) as response:
+            assert response.headers["Access-Control-Allow-Private-Network"] == "true"
+        async with session.options("/nowhere", headers=preflight("GET")) as response:
+            assert response.status == 404
+        async with session.options("/state") as response:  # not a preflight: as before
+            assert response.status == 405
+
+        origin = {"Origin": PAGE_ORIGIN}
+        async with session.post("/inject", json={"vlm_text": "x"}, headers=origin) as response:
+            assert response.status == 200
+            assert response.headers["Access-Control-Allow-Origin"] == PAGE_ORIGIN
+        assert engine._injections.get_nowait() == "x"
+        async with session.get("/state?images=0", headers=origin) as response:
+            assert response.status == 200 and (await response.json())["phase"] == "starting"
+            assert response.headers["Access-Control-Allow-Origin"] == PAGE_ORIGIN
+            assert response.headers["Access-Control-Expose-Headers"] == "X-Turn"
+        bad = {**origin, "Content-Type": "application/json"}
+        async with session.post("/inject", data=b"{nope", headers=bad) as response:
+            assert response.status == 400  # raised inside the handler: still marked
+            assert response.headers["Access-Control-Allow-Origin"] == PAGE_ORIGIN
+        async with session.post("/inject", data=b" " * 8192, headers=bad) as response:
+            assert response.status == 413
+            assert response.headers["Access-Control-Allow-Origin"] == PAGE_ORIGIN
+
+        for other in ("http://localhost:3001", "http://attacker.example", "null"):
+            async with session.options("/inject", headers=preflight("POST", other)) as response:
+                assert response.status == 403
+                assert "Access-Control-Allow-Origin" not in response.headers
+            headers = {"Origin": other}
+            async with session.post("/inject", json={"vlm_text": "y"}, headers=headers) as r:
+                assert r.status == 403 and "CORS_ORIGINS" in (await r.json())["error"]
+                assert "Access-Control-Allow-Origin" not in r.headers
+        assert engine._injections.empty()
+
+    serve_aiohttp(config, scenario)
+
+
+def test_cors_star_keeps_the_token_and_the_host_check() -> None:
+    """Seed 004: "restrict origins and add an auth token": with CORS_ORIGINS = "*" (loopback
+    only) any origin's preflight is answered (browsers send no token on it), but every request
+    still needs the token, and a non-loopback Host is still refused."""
+    config = AgentConfig(port=0, cors_origins="*", panel_token="t0ken")
+
+    async def scenario(session: aiohttp.ClientSession, engine: Engine) -> None:
+        origin = "http://127.0.0.1:5173"
+        async with session.options("/state", headers=preflight("GET", origin)) as response:
+            assert response.status == 204  # no token on a preflight
+            assert response.headers["Access-Control-Allow-Origin"] == origin  # echoed, not *
+        async with session.get("/state?images=0", headers={"Origin": origin}) as response:
+            assert response.status == 401  # the token is still required ...
+            assert response.headers["Access-Control-Allow-Origin"] == origin  # ... and readable
+        good = {"Origin": origin, "Authorization": "Bearer t0ken"}
+        async with session.get("/state?images=0", headers=good) as response:
+            assert response.status == 200
+            assert response.headers["Access-Control-Allow-Origin"] == origin
+        async with session.post("/inject", json={"vlm_text": "z"}, headers=good) as response:
+            assert response.status == 200
+        assert engine._injections.get_nowait() == "z"
+
+    serve_aiohttp(config, scenario)
+
+    async def rebinding(session: aiohttp.ClientSession, engine: Engine) -> None:
+        headers = {**preflight("GET"), "Host": "attacker.example"}
+        async with session.options("/state", headers=headers) as response:
+            assert response.status == 403  # DNS rebinding: refused before any CORS answer
+            assert "Access-Control-Allow-Origin" not in response.headers
+
+    serve_aiohttp(AgentConfig(port=0, cors_origins="*"), rebinding)
+
+
+def test_a_page_from_another_local_origin_uses_the_panel_in_chromium() -> None:
+    """Seed 004's panel is a browser page calling the engine ("GET /state (poll)", "POST
+    /annotated"), and its server "responds to OPTIONS and includes permissive headers". A page
+    served from another local origin (here http://localhost:<port>, the panel on 127.0.0.1)
+    reads /state and posts /inject in a real Chromium once CORS_ORIGINS lists it, and is
+    blocked by the browser when it does not."""
+    async_api = pytest.importorskip("playwright.async_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian package 'chromium' missing")
+    script = """async (panel) => {
+        const out = {};
+        try {
+            const state = await fetch(panel + "state?images=0");
+            out.phase = (await state.json()).phase;
+            const posted = await fetch(panel + "inject", {method: "POST",
+                headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({vlm_text: "from the page"})});
+            out.inject = posted.status;
+        } catch (error) { out.error = String(error); }
+        return out;
+    }"""
+
+    async def page_server() -> tuple[web.AppRunner, str]:
+        app = web.Application()
+
+        async def index(request: web.Request) -> web.Response:
+            return web.Response(
+                text="<!doctype html><title>other panel</title>", content_type="text/html"
+            )
+
+        app.router.add_get("/", index)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        return runner, f"http://localhost:{port}"
+
+    async def main() -> dict[str, dict]:
+        runner, page_origin = await page_server()
+        results = {}
+        try:
+            async with async_api.async_playwright() as playwright:
+                browser = await playwright.chromium.launch(
+                    executable_path=chromium, headless=True, args=["--no-sandbox"]
+                )
+                try:
+                    for name, origins in (("listed", [page_origin]), ("off", [])):
+                        config = AgentConfig(port=0, cors_origins=origins)
+                        engine = Engine(config)
+                        panel = Panel(engine, config)
+                        url = await panel.start()
+                        try:
+                            page = await browser.new_page()
+                            await page.goto(page_origin + "/")
+                            results[name] = await page.evaluate(script, url)
+                            await page.close()
+                            results[name]["queued"] = engine._injections.qsize()
+                        finally:
+                            await panel.close()
+                finally:
+                    await browser.close()
+        finally:
+            await runner.cleanup()
+        return results
+
+    results = asyncio.run(main())
+    assert results["listed"] == {"phase": "starting", "inject": 200, "queued": 1}
+    assert "error" in results["off"] and results["off"]["queued"] == 0  # the browser blocked it

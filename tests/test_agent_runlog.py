@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from mantis_fast.agent.runlog import RunLog, read_records
+from mantis_fast.agent.runlog import RunLog, read_events, read_records
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"x" * 100
 
@@ -38,6 +38,41 @@ def test_flat_layout(tmp_path: Path) -> None:
     with RunLog(tmp_path, "flat", log_to_file=False) as second:
         assert second.path.name == "run_0002"
         assert not (second.path / "main.log").exists()
+
+
+def test_turns_jsonl_holds_the_seed_pair_and_events_jsonl_the_rest(tmp_path: Path) -> None:
+    """Seed 004: "turns.jsonl - Each line is one JSON object. - Two records per turn:
+    stage="raw" includes observation, bboxes, actions, raw_png; stage="annotated" includes
+    annotated_png", shaped as its examples
+    {"turn":1,"stage":"raw","observation":"...","bboxes":[],"actions":[...],"raw_png":...} and
+    {"turn":1,"stage":"annotated","annotated_png":"turn_0001_annotated.png"}. Model calls and
+    timings are kept, in events.jsonl, so a reader taking turns.jsonl in pairs keeps working."""
+    with RunLog(tmp_path, "flat", log_to_file=False) as log:
+        for turn in (1, 2):
+            extra = {"skipped": [], "settle": {"delay": 0.0}}  # extras come after the seed's
+            record = {**extra, "actions": [{"name": "click"}], "bboxes": [], "observation": "o"}
+            log.save_raw(turn, PNG, record, "{}")
+            log.save_annotated(turn, PNG)
+            log.append_event({"turn": turn, "stage": "vlm", "ok": True, "text": "{}"})
+            log.append_event({"turn": turn, "stage": "timings", "timings_ms": {"parse": 0.1}})
+    lines = (log.path / "turns.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    for turn, (raw, annotated) in enumerate(zip(lines[0::2], lines[1::2], strict=True), 1):
+        raw, annotated = json.loads(raw), json.loads(annotated)
+        assert list(raw)[:6] == ["turn", "stage", "observation", "bboxes", "actions", "raw_png"]
+        assert (raw["turn"], raw["stage"]) == (turn, "raw")
+        assert raw["raw_png"] == f"turn_{turn:04d}_raw.png"
+        assert raw["settle"] == {"delay": 0.0}
+        assert annotated == {
+            "turn": turn, "stage": "annotated", "annotated_png": f"turn_{turn:04d}_annotated.png"
+        }  # fmt: skip
+    assert lines[1] == '{"turn":1,"stage":"annotated","annotated_png":"turn_0001_annotated.png"}'
+    events = read_events(log.path)
+    assert [(e["turn"], e["stage"]) for e in events] == [
+        (1, "vlm"), (1, "timings"), (2, "vlm"), (2, "timings")
+    ]  # fmt: skip
+    assert read_records(log.path / "events.jsonl") == events
+    assert read_events(tmp_path / "elsewhere") == []  # a run with no events
 
 
 def test_turn_dirs_layout(tmp_path: Path) -> None:
@@ -122,9 +157,9 @@ def test_a_lone_surrogate_from_the_model_is_logged_and_reads_back(tmp_path: Path
     text = json.loads('"bad \\ud800 text"')
     log = RunLog(tmp_path, "turn_dirs")
     log.save_raw(1, b"png", {"observation": text}, text)
-    log.append({"turn": 1, "stage": "vlm", "text": text})
+    log.append_event({"turn": 1, "stage": "vlm", "text": text})
     log.close()
-    records = read_records(log.path)
+    records = read_records(log.path) + read_events(log.path)
     assert [r.get("observation", r.get("text")) for r in records] == [text, text]
     saved = json.loads((log.path / "turn_0001" / "vlm_output.json").read_text("utf-8"))
     assert saved["vlm_text"] == text

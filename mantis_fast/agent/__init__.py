@@ -10,7 +10,7 @@ from mantis_fast.agent.config import AgentConfig, ConfigError
 from mantis_fast.agent.engine import Engine, EngineFinished, SeqMismatch, TurnResult
 from mantis_fast.agent.panel import Panel
 from mantis_fast.agent.parse import AgentAction, BBox, ModelOutput, parse_model_output
-from mantis_fast.agent.runlog import RunLog, read_records
+from mantis_fast.agent.runlog import RunLog, read_events, read_records
 from mantis_fast.agent.vlm import VLMClient, VLMError, VLMReply
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "VLMError",
     "VLMReply",
     "parse_model_output",
+    "read_events",
     "read_records",
     "run_agent",
 ]

@@ -1,11 +1,13 @@
 """``AgentConfig``: every setting of the vision loop in one validated, frozen object.
 
 Keys are those of the reference configuration (``HOST``, ``PORT``, ``API_URL`` ... ``UI_CONFIG``)
-plus a few this implementation needs (``MAX_TURNS``, ``DISPLAY``, ``PANEL_TOKEN``, retry and settle
-settings). Sources, later ones winning: the defaults below, a TOML file
-(``AgentConfig.from_toml``), then ``KEY=VALUE`` overrides from the command line. Key names are
-case-insensitive (``CAPTURE_CROP`` and ``capture_crop`` are the same key). A bad value is a
-``ConfigError`` at start naming the key and the value, never a failure deep in a turn.
+plus a few this implementation needs (``MAX_TURNS``, ``DISPLAY``, ``PANEL_TOKEN``, ``CORS_ORIGINS``,
+retry and settle settings). Sources, later ones winning: the defaults below, a configuration file
+(``AgentConfig.load``), then ``KEY=VALUE`` overrides from the command line. The file is TOML, or
+a Python module of UPPER_CASE constants (the reference's ``config.py``, any file ending in
+``.py``): that module is run as Python, so it is the user's own code and is trusted as such.
+Key names are case-insensitive (``CAPTURE_CROP`` and ``capture_crop`` are the same key). A bad
+value is a ``ConfigError`` at start naming the key and the value, never a failure deep in a turn.
 """
 
 from __future__ import annotations
@@ -14,12 +16,17 @@ import copy
 import dataclasses
 import difflib
 import ipaddress
+import logging
 import math
 import os
+import runpy
 import secrets
+import traceback
+import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mantis_fast.errors import ConfigError
 from mantis_fast.pixels import sizing
@@ -246,12 +253,77 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _log_level(key: str, value: Any) -> str:
+    """A level name, or the number a ``config.py`` may write (``LOG_LEVEL = logging.INFO``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        name = logging.getLevelName(value)
+        if name in LOG_LEVELS:
+            return name
+        raise _fail(key, value, "one of " + ", ".join(repr(c) for c in LOG_LEVELS))
+    return _choice(key, value, LOG_LEVELS, fold=str.upper)
+
+
+def _directory(key: str, value: Any) -> str:
+    """A non-empty path (a ``config.py`` may give a ``pathlib.Path``)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    return _text(key, value, empty=False)
+
+
+def normalize_origin(origin: str) -> str | None:
+    """A web origin as browsers send it in ``Origin`` (``scheme://host[:port]``, lower case, no
+    default port), or None when ``origin`` is not one. ``"null"`` (pages from ``file:``, sandboxed
+    frames) stays ``"null"``."""
+    text = origin.strip()
+    if text == "null":
+        return text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), parts.hostname
+    if scheme not in ("http", "https") or not host or parts.username or parts.password:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    shown = f"[{host}]" if ":" in host else host
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        shown += f":{port}"
+    return f"{scheme}://{shown}"
+
+
+def _origins(key: str, value: Any) -> tuple[str, ...]:
+    """``CORS_ORIGINS``: ``"*"``, or origins (a list, or one string, comma-separated); empty =
+    off. Kept as a tuple of normalized origins, ``("*",)`` for any."""
+    expected = 'a list of origins like "http://localhost:3000", or "*"'
+    if isinstance(value, str):
+        items = [item for item in value.split(",") if item.strip()]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise _fail(key, value, expected)
+    origins: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise _fail(key, value, expected)
+        if item.strip() == "*":
+            return ("*",)
+        origin = normalize_origin(item)
+        if origin is None:
+            raise _fail(key, item, expected + " (scheme://host[:port], no path)")
+        if origin not in origins:
+            origins.append(origin)
+    return tuple(origins)
+
+
 # key -> (default, validator). Order is the reference's, then this implementation's additions.
 _KEYS: dict[str, tuple[Any, Any]] = {
     # network and panel
     "host": ("127.0.0.1", _host),
     "port": (8765, lambda k, v: _number(k, v, low=0, high=65535, integer=True)),
     "panel_token": ("", _text),
+    "cors_origins": ((), _origins),
     "panel_max_body_bytes": (
         32 * 1024 * 1024,
         lambda k, v: _number(k, v, low=1024, high=2**31, integer=True),
@@ -267,7 +339,7 @@ _KEYS: dict[str, tuple[Any, Any]] = {
         1024 * 1024,
         lambda k, v: _number(k, v, low=1024, high=2**31, integer=True),
     ),
-    "log_level": ("INFO", lambda k, v: _choice(k, v, LOG_LEVELS, fold=str.upper)),
+    "log_level": ("INFO", _log_level),
     "log_to_file": (True, _flag),
     "ui_config": (DEFAULT_UI_CONFIG, _ui_config),
     # VLM connection
@@ -296,12 +368,14 @@ _KEYS: dict[str, tuple[Any, Any]] = {
     # capture and working area
     "display": ("", _text),
     "capture_crop": (FULL_SCREEN, _crop),
-    "capture_width": (0, lambda k, v: _number(k, v, low=0, high=16384, integer=True)),
-    "capture_height": (0, lambda k, v: _number(k, v, low=0, high=16384, integer=True)),
+    # <= 0 means "not set" (the reference's "if both > 0"): a negative value is no error
+    "capture_width": (0, lambda k, v: _number(k, v, high=16384, integer=True)),
+    "capture_height": (0, lambda k, v: _number(k, v, high=16384, integer=True)),
     "capture_scale_percent": (100.0, lambda k, v: _number(k, v, high=1000)),
     "capture_size_policy": ("reference", lambda k, v: _choice(k, v, SIZE_POLICIES)),
     "capture_max_long_edge": (0, lambda k, v: _number(k, v, low=0, high=16384, integer=True)),
     "capture_delay": (0.0, lambda k, v: _number(k, v, low=0, high=600)),
+    "capture_settle": (False, _flag),
     "settle_timeout_seconds": (2.0, lambda k, v: _number(k, v, low=0, high=600)),
     "settle_quiet_ms": (100.0, lambda k, v: _number(k, v, low=0, high=60_000)),
     "annotator": ("native", lambda k, v: _choice(k, v, ANNOTATORS)),
@@ -311,7 +385,7 @@ _KEYS: dict[str, tuple[Any, Any]] = {
     "drag_duration_steps": (20, lambda k, v: _number(k, v, low=1, high=10_000, integer=True)),
     "drag_step_delay": (0.01, lambda k, v: _number(k, v, low=0, high=10)),
     # run output
-    "runs_dir": ("runs", lambda k, v: _text(k, v, empty=False)),
+    "runs_dir": ("runs", _directory),
     "log_layout": ("flat", lambda k, v: _choice(k, v, LAYOUTS)),
     # boot injection and turn limit
     "boot_enabled": (False, _flag),
@@ -339,11 +413,13 @@ class AgentConfig:
       (the assistant text) bound one reply: a larger one is a failed model call.
     - ``vlm_on_error``: after the last attempt fails, ``"stop"`` ends the run, ``"continue"``
       runs the next turn with no actions, ``"wait"`` waits for ``POST /inject``.
-    - ``capture_width``/``capture_height`` both > 0 fix the frame size; otherwise
-      ``capture_scale_percent`` scales the crop uniformly (<= 0 means 100). Other
-      ``capture_size_policy`` values and ``capture_max_long_edge``: see ``frame_size``.
-    - ``capture_delay > 0`` sleeps before the capture; 0 waits until the screen is still
-      (``settle_quiet_ms`` without change, at most ``settle_timeout_seconds``).
+    - ``capture_width``/``capture_height`` both > 0 fix the frame size; otherwise (either one
+      <= 0, which means "not set") ``capture_scale_percent`` scales the crop uniformly (<= 0
+      means 100). Other ``capture_size_policy`` values and ``capture_max_long_edge``: see
+      ``frame_size``.
+    - ``capture_delay``: seconds slept before each capture (0: capture at once).
+      ``capture_settle = True`` then also waits until the screen is still (``settle_quiet_ms``
+      without change, at most ``settle_timeout_seconds``); off by default.
     - ``annotator="external"`` waits for ``POST /annotated`` instead of drawing overlays natively.
     - ``panel_max_connections`` connections at once (one more is answered 503 and closed);
       ``panel_header_timeout_seconds`` for a request's line and headers, counted from the
@@ -354,6 +430,9 @@ class AgentConfig:
     - ``panel_token`` is required when ``host`` is not a loopback address; ``"auto"`` draws a
       random one when the configuration is built (``mantis-fast run`` prints the page URL
       with it).
+    - ``cors_origins`` (empty: off) lets pages of those origins call the panel from a browser
+      (preflights answered, ``Access-Control-Allow-Origin`` echoed); ``"*"`` any origin, only on
+      a loopback ``host``. The token, when set, is still required.
     - ``max_turns = 0`` runs until stopped; ``display = ""`` means ``$DISPLAY`` (and
       ``mantis-fast run`` starts a private Xvfb when that is unset too).
     """
@@ -361,6 +440,7 @@ class AgentConfig:
     host: str = _field("host")
     port: int = _field("port")
     panel_token: str = _field("panel_token")
+    cors_origins: tuple = _field("cors_origins")
     panel_max_body_bytes: int = _field("panel_max_body_bytes")
     panel_max_connections: int = _field("panel_max_connections")
     panel_header_timeout_seconds: float = _field("panel_header_timeout_seconds")
@@ -393,6 +473,7 @@ class AgentConfig:
     capture_size_policy: str = _field("capture_size_policy")
     capture_max_long_edge: int = _field("capture_max_long_edge")
     capture_delay: float = _field("capture_delay")
+    capture_settle: bool = _field("capture_settle")
     settle_timeout_seconds: float = _field("settle_timeout_seconds")
     settle_quiet_ms: float = _field("settle_quiet_ms")
     annotator: str = _field("annotator")
@@ -416,10 +497,11 @@ class AgentConfig:
                 f"config key HOST: binding {self.host!r} exposes the panel beyond this machine; "
                 "set PANEL_TOKEN (clients then send 'Authorization: Bearer <token>')"
             )
-        if (self.capture_width > 0) != (self.capture_height > 0):
+        if "*" in self.cors_origins and not is_loopback(self.host):
             raise ConfigError(
-                "config keys CAPTURE_WIDTH/CAPTURE_HEIGHT: set both > 0 or neither, got "
-                f"{self.capture_width} x {self.capture_height}"
+                f"config key CORS_ORIGINS: '*' lets every web page a browser opens call the "
+                f"panel, so it is allowed only on a loopback HOST, not {self.host!r}; list the "
+                "origins that may call it instead"
             )
 
     # -- construction ---------------------------------------------------------------------
@@ -447,17 +529,28 @@ class AgentConfig:
         return cls.load(path, overrides=overrides)
 
     @classmethod
+    def from_file(cls, path: str | os.PathLike, overrides: Iterable[str] = ()) -> AgentConfig:
+        """Load a configuration file, TOML or a ``config.py`` (see ``load``), then apply
+        ``KEY=VALUE`` overrides."""
+        return cls.load(path, overrides=overrides)
+
+    @classmethod
     def load(
         cls,
         path: str | os.PathLike | None = None,
         settings: Mapping[str, Any] | None = None,
         overrides: Iterable[str] = (),
     ) -> AgentConfig:
-        """The TOML file, then ``settings``, then ``KEY=VALUE`` overrides, validated once as a
+        """The file, then ``settings``, then ``KEY=VALUE`` overrides, validated once as a
         whole: a check across keys (a non-loopback ``HOST`` needs ``PANEL_TOKEN``) sees every
-        source, whichever of them sets which key."""
+        source, whichever of them sets which key.
+
+        A file ending in ``.py`` is the reference's ``config.py``: a Python module whose
+        UPPER_CASE names are the keys (``CAPTURE_WIDTH = 1280``); it is *run* to read them, so
+        it must be your own code. Any other file is TOML (top-level keys). Both take the same
+        keys, validated the same way; an unknown key is a ``ConfigError`` either way."""
         merged: dict[str, tuple[Any, Any]] = {}  # folded name -> the key as written, value
-        for source in (_read_toml(path) if path else {}, settings or {}, _overrides(overrides)):
+        for source in (_read_file(path) if path else {}, settings or {}, _overrides(overrides)):
             merged.update((str(key).lower(), (key, value)) for key, value in source.items())
         return cls.from_mapping(dict(merged.values()))
 
@@ -517,6 +610,44 @@ class AgentConfig:
         if self.capture_max_long_edge > 0:
             size = sizing.cap_long_edge(size, self.capture_max_long_edge)
         return size
+
+
+def _read_file(path: str | os.PathLike) -> dict[str, Any]:
+    if os.fspath(path).endswith(".py"):
+        return _read_python(path)
+    return _read_toml(path)
+
+
+def _plain(value: Any) -> Any:
+    """A ``config.py`` value in the shapes TOML gives: tuples become lists, all the way down."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _read_python(path: str | os.PathLike) -> dict[str, Any]:
+    """The UPPER_CASE module-level names of a ``config.py``, by running it (``runpy``; its
+    ``__file__`` is set, so it may build paths from its own place). Names starting with ``_``
+    and imported modules are not keys; everything else UPPER_CASE is, as a TOML key would be."""
+    where = os.fspath(path)
+    shown = repr(where)
+    if not os.path.isfile(where):
+        raise ConfigError(f"config file {shown} does not exist")
+    try:
+        namespace = runpy.run_path(where, run_name="__mantis_fast_config__")
+    except Exception as exc:  # the user's code: a SyntaxError, a NameError, ...
+        lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == where]
+        at = f" (line {lines[-1]})" if lines else ""
+        raise ConfigError(
+            f"config file {shown} failed to run{at}: {type(exc).__name__}: {exc}"
+        ) from None
+    return {
+        name: _plain(value)
+        for name, value in namespace.items()
+        if name.isupper() and not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
 
 
 def _read_toml(path: str | os.PathLike) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""The stateless vision loop: one turn = parse -> execute -> settle -> capture -> crop/resize ->
-annotate -> save -> call the model.
+"""The stateless vision loop: one turn = parse -> execute -> delay (and optionally settle) ->
+capture -> crop/resize -> annotate -> save -> call the model.
 
 The planner keeps no state: the model sees its own observation text from the last turn and a
 frame with its last actions burned in (orange heat, fading over ``trail_turns`` turns) and its
@@ -12,12 +12,19 @@ The first model output comes from ``BOOT_VLM_OUTPUT`` (``BOOT_ENABLED``) or ``in
 (``POST /inject``); ``MAX_TURNS`` ends the run; ``stop()`` ends it between stages. A run-log
 write that fails (no file descriptor left, a full disk) is logged and listed in the turn's
 ``artifact_errors``; the turn goes on without that file.
+
+Before each capture the engine sleeps ``CAPTURE_DELAY`` seconds (0: none, the capture follows
+the actions at once, as in the reference); ``CAPTURE_SETTLE = true`` then also waits until the
+screen is still (X DAMAGE: ``SETTLE_QUIET_MS`` without a change, at most
+``SETTLE_TIMEOUT_SECONDS``). Each turn appends its ``raw`` and ``annotated`` records to
+``turns.jsonl``; the model call and the stage timings go to ``events.jsonl``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import functools
 import json
 import logging
@@ -256,6 +263,7 @@ class Engine:
             )
             self.run_dir = str(runlog.path)
             log.info("run directory %s, display %s", runlog.path, capture.display_name)
+            self._warn_about_size()
             async with VLMClient(config) as client:
                 await self._loop_turns(capture, dispatcher, annotator, runlog, client)
         except Exception as exc:
@@ -315,7 +323,7 @@ class Engine:
             "timings_ms": result.timings_ms,
             "frame_size": list(result.frame_size),
         }
-        runlog.append({**record, "artifact_errors": failed} if failed else record)
+        runlog.append_event({**record, "artifact_errors": failed} if failed else record)
         result.artifact_errors = failed + runlog.take_errors()
         self.results.append(result)
         if self.on_turn is not None:
@@ -356,15 +364,15 @@ class Engine:
 
         self._set_phase("settling")
         start = time.perf_counter()
-        settle: dict[str, Any]
-        if config.capture_delay > 0:
-            await asyncio.sleep(config.capture_delay)
-            settle = {"delay": config.capture_delay}
-        else:
+        settle: dict[str, Any] = {"delay": config.capture_delay}
+        if config.capture_delay > 0:  # the reference's sleep before the capture
+            with contextlib.suppress(asyncio.TimeoutError):  # stop() cuts it short
+                await asyncio.wait_for(self._stopping.wait(), config.capture_delay)
+        if config.capture_settle and not self._stopping.is_set():
             settled = await self._work(
                 capture.wait_until_stable, config.settle_timeout_seconds, config.settle_quiet_ms
             )
-            settle = {"stable": settled.stable, "changes": settled.changes}
+            settle.update(stable=settled.stable, changes=settled.changes)
         timings["settle"] = _ms(start)
         if self._stopping.is_set():
             return None
@@ -417,6 +425,20 @@ class Engine:
         self.timings_ms = timings  # shown while the model thinks
         return result
 
+    def _warn_about_size(self) -> None:
+        """One of CAPTURE_WIDTH/CAPTURE_HEIGHT set: legal (the reference then scales by
+        CAPTURE_SCALE_PERCENT), but likely not what was meant, so say so once."""
+        config = self.config
+        width, height = config.capture_width, config.capture_height
+        if config.capture_size_policy == "reference" and (width > 0) != (height > 0):
+            log.warning(
+                "CAPTURE_WIDTH %d, CAPTURE_HEIGHT %d: a fixed size needs both > 0, so "
+                "CAPTURE_SCALE_PERCENT (%g) sizes the frame",
+                width,
+                height,
+                config.capture_scale_percent,
+            )
+
     def _execute(self, dispatcher, output: ModelOutput):
         executed, errors = execute_actions(dispatcher, output.actions, self.config)
         for error in errors:
@@ -463,7 +485,8 @@ class Engine:
         config = self.config
         if not self._injections.empty():
             text = self._taken(self._injections.get_nowait())
-            runlog.append({"turn": result.turn, "stage": "vlm", "injected": True, "text": text})
+            event = {"turn": result.turn, "stage": "vlm", "injected": True, "text": text}
+            runlog.append_event(event)
             return text, True
         self._set_phase("calling_vlm")
         start = time.perf_counter()
@@ -472,7 +495,7 @@ class Engine:
         except VLMError as exc:
             result.timings_ms["vlm"] = _ms(start)
             result.vlm_error = str(exc)
-            runlog.append(
+            runlog.append_event(
                 {
                     "turn": result.turn,
                     "stage": "vlm",
@@ -493,7 +516,7 @@ class Engine:
         result.timings_ms["vlm"] = _ms(start)
         result.vlm_seconds = reply.elapsed
         self.error = None
-        runlog.append(
+        runlog.append_event(
             {
                 "turn": result.turn,
                 "stage": "vlm",

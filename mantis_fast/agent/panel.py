@@ -18,9 +18,18 @@ Safety: binds 127.0.0.1 unless configured otherwise, and any non-loopback bind n
 ``PANEL_TOKEN`` (sent as ``Authorization: Bearer <token>`` or ``?token=``; ``"auto"`` draws
 one). Without a token, requests must name a loopback ``Host`` (DNS rebinding), but any local
 process can drive the desktop. POST bodies must be ``application/json`` (so a foreign web page
-cannot post without a CORS preflight, which is never granted), at most
-``PANEL_MAX_BODY_BYTES`` (413), valid JSON objects nested at most ``MAX_JSON_DEPTH`` deep
-(400), decoded off the event loop.
+cannot post without a CORS preflight), at most ``PANEL_MAX_BODY_BYTES`` (413), valid JSON
+objects nested at most ``MAX_JSON_DEPTH`` deep (400), decoded off the event loop.
+
+CORS (the reference answers every preflight with permissive headers and says to restrict
+origins beyond a trusted machine): off by default, so a request whose ``Origin`` is not the
+panel's own gets 403 and ``OPTIONS`` 405, with no CORS headers. ``CORS_ORIGINS`` lists the
+origins whose pages may call the panel (``"*"``: any, only on a loopback bind): their
+preflights (``OPTIONS`` with ``Access-Control-Request-Method``) get 204 with
+``Access-Control-Allow-Origin`` echoing the origin, the route's methods and the
+``Authorization``/``Content-Type`` headers, without the token (browsers send none on a
+preflight); their requests get ``Access-Control-Allow-Origin`` and still need the token when
+one is set. Other origins get no CORS headers and 403, as before.
 
 Connections (``panel_connections.ConnectionGuard``): at most ``PANEL_MAX_CONNECTIONS`` at once
 (one more gets 503 and is closed at once); a request's line and headers must arrive within
@@ -42,7 +51,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from mantis_fast.agent.config import AgentConfig, is_loopback
+from mantis_fast.agent.config import AgentConfig, is_loopback, normalize_origin
 from mantis_fast.agent.engine import (
     Engine,
     EngineFinished,
@@ -57,6 +66,9 @@ __all__ = ["Panel"]
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _NO_STORE = {"Cache-Control": "no-store"}
+CORS_ALLOW_HEADERS = "Authorization, Content-Type"
+CORS_EXPOSE_HEADERS = "X-Turn"
+CORS_MAX_AGE = "600"  # seconds a browser may reuse a preflight
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -77,6 +89,25 @@ def _decode_body(body: bytes) -> dict[str, Any] | str:
     except ValueError as exc:  # UnicodeDecodeError is a ValueError
         return f"body is not valid JSON: {exc}"
     return data if isinstance(data, dict) else "body must be a JSON object"
+
+
+def _preflight_methods(request: web.Request) -> set[str] | None:
+    """The methods of the route a CORS preflight asks about, or None when ``request`` is no
+    preflight of an existing route (then it is served as any request: 405, 404)."""
+    if "Access-Control-Request-Method" not in request.headers:
+        return None
+    failure = request.match_info.http_exception
+    if isinstance(failure, web.HTTPMethodNotAllowed):  # the route exists, without OPTIONS
+        return set(failure.allowed_methods) | {"OPTIONS"}
+    return None
+
+
+def _cors_headers(headers, origin: str) -> None:
+    """What a response to an allowed origin carries (its own origin echoed, never ``*``)."""
+    headers["Access-Control-Allow-Origin"] = origin
+    headers["Access-Control-Expose-Headers"] = CORS_EXPOSE_HEADERS
+    vary = headers.get("Vary")
+    headers["Vary"] = f"{vary}, Origin" if vary else "Origin"
 
 
 class Panel:
@@ -146,23 +177,60 @@ class Panel:
             return await self._checked(request, handler)
 
     async def _checked(self, request: web.Request, handler) -> web.StreamResponse:
+        if not self.config.panel_token and not is_loopback(_host_name(request.host)):
+            return _error(403, f"Host {request.host!r} is not a loopback name")  # no CORS
+        origin = request.headers.get("Origin")
+        cors = origin is not None and self._cors_allows(origin)
+        try:
+            response = await self._authorized(request, handler, origin, cors)
+        except web.HTTPException as exc:  # 413 from the body reader, 400 from _json_body ...
+            if cors:
+                _cors_headers(exc.headers, origin)
+            raise
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        if cors:
+            _cors_headers(response.headers, origin)
+        return response
+
+    async def _authorized(self, request: web.Request, handler, origin, cors: bool):
         token = self.config.panel_token
+        if cors and request.method == "OPTIONS" and _preflight_methods(request) is not None:
+            return self._preflight(request)  # before the token: preflights carry none
         if token:
             sent = request.headers.get("Authorization", "")
             sent = sent[7:] if sent.startswith("Bearer ") else request.query.get("token", "")
             # aiohttp decodes non-UTF-8 header bytes to lone surrogates: encode them back
             if not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"), token.encode()):
                 return _error(401, "missing or wrong token")
-        elif not is_loopback(_host_name(request.host)):
-            return _error(403, f"Host {request.host!r} is not a loopback name")
-        origin = request.headers.get("Origin")
-        if origin is not None and urlsplit(origin).netloc != request.host:
-            return _error(403, f"cross-origin request from {origin!r} refused")
+        if origin is not None and not cors and urlsplit(origin).netloc != request.host:
+            return _error(
+                403, f"cross-origin request from {origin!r} refused (not in CORS_ORIGINS)"
+            )
         if request.method == "POST" and request.content_type != "application/json":
             return _error(415, f"POST bodies must be application/json, got {request.content_type}")
-        response = await handler(request)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        return response
+        return await handler(request)
+
+    def _cors_allows(self, origin: str) -> bool:
+        allowed = self.config.cors_origins
+        if not allowed:
+            return False
+        if allowed == ("*",):
+            return True
+        return normalize_origin(origin) in allowed
+
+    def _preflight(self, request: web.Request) -> web.Response:
+        """204 for a CORS preflight of an allowed origin (the caller adds the origin)."""
+        methods = _preflight_methods(request) or ()
+        headers = {
+            "Access-Control-Allow-Methods": ", ".join(sorted(methods)),
+            "Access-Control-Allow-Headers": CORS_ALLOW_HEADERS,
+            "Access-Control-Max-Age": CORS_MAX_AGE,
+            "Vary": "Access-Control-Request-Method, Access-Control-Request-Headers",
+        }
+        # Chromium asks before a public page may reach a loopback server; the origin is allowed
+        if request.headers.get("Access-Control-Request-Private-Network") == "true":
+            headers["Access-Control-Allow-Private-Network"] = "true"
+        return web.Response(status=204, headers=headers)
 
     async def _json_body(self, request: web.Request) -> dict[str, Any]:
         try:

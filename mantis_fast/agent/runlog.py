@@ -1,20 +1,24 @@
-"""Run directory: ``RUNS_DIR/run_NNNN/`` with the images of each turn, ``turns.jsonl`` and
-``main.log``.
+"""Run directory: ``RUNS_DIR/run_NNNN/`` with the images of each turn, ``turns.jsonl``,
+``events.jsonl`` and ``main.log``.
 
 Layouts (``LOG_LAYOUT``):
 
 - ``"flat"``: ``turn_0001_raw.png``, ``turn_0001_annotated.png``, ... beside ``turns.jsonl``.
 - ``"turn_dirs"``: ``turn_0001/vlm_output.json``, ``turn_0001/screenshot_raw.png``,
-  ``turn_0001/screenshot_annotated.png``, ... (``turns.jsonl`` is kept too: it is the one
-  place failures and timings are recorded).
+  ``turn_0001/screenshot_annotated.png``, ... (``turns.jsonl`` is kept too).
 
-``turns.jsonl`` is append-only, one JSON object per line, at least two per turn:
-``{"turn": 1, "stage": "raw", "observation", "bboxes", "actions", "raw_png"}`` and
-``{"turn": 1, "stage": "annotated", "annotated_png"}``, then ``"vlm"`` (the call, its attempts,
-the reply or the error) and the stage timings. Kill safety: every file is written under a
-temporary name and renamed into place, and a record is appended (one ``write`` on an
-``O_APPEND`` descriptor) only after the files it names exist, so a process killed at any
-instant leaves complete files and complete lines, never a record naming a missing image.
+``turns.jsonl`` is the reference's log: append-only, one JSON object per line, exactly two per
+turn, in this order: ``{"turn": 1, "stage": "raw", "observation", "bboxes", "actions",
+"raw_png", ...}`` and ``{"turn": 1, "stage": "annotated", "annotated_png", ...}`` (the ``...``
+are extra fields: skipped and executed actions, settle, frame size, write errors). Everything
+else a run records goes to ``events.jsonl`` beside it (``append_event``), made at the first
+event: the agent's model calls (``"stage": "vlm"``: the call, its attempts, the reply or the
+error; or the injected text) and each turn's stage timings (``"stage": "timings"``), so a
+reader of ``turns.jsonl`` that takes its lines in pairs keeps working. Kill safety: every file
+is written under a temporary name and renamed into place, and a record is appended (one
+``write`` on an ``O_APPEND`` descriptor) only after the files it names exist, so a process
+killed at any instant leaves complete files and complete lines, never a record naming a
+missing image.
 
 A failed write never ends a run: with no descriptor or memory left (``EMFILE``, ``ENFILE``,
 ``ENOMEM``...) a file is tried again twice (after 50 and 250 ms); any other ``OSError`` (a full
@@ -38,9 +42,13 @@ from typing import Any
 
 from mantis_fast.errors import InvalidInputError
 
-__all__ = ["LOGGER_NAME", "RunLog", "read_records", "write_atomic"]
+__all__ = ["LOGGER_NAME", "RunLog", "read_events", "read_records", "write_atomic"]
 
 LOGGER_NAME = "mantis_fast.agent"
+TURNS_FILE = "turns.jsonl"
+EVENTS_FILE = "events.jsonl"
+#: The reference's fields of the two turn records, first and in its order; extras follow.
+RAW_FIELDS = ("observation", "bboxes", "actions")
 _RUN_RE = re.compile(r"^run_(\d{4,})$")
 #: Failures that may pass in a moment (descriptors or memory freed), retried after RETRY_DELAYS.
 TRANSIENT_ERRNOS = frozenset(
@@ -88,8 +96,16 @@ def _next_run_dir(root: Path) -> Path:
         return path
 
 
+def _open_append(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+
+
 class RunLog:
-    """One run's directory. ``close()`` (or ``with``) releases the JSONL and log files."""
+    """One run's directory. ``close()`` (or ``with``) releases the JSONL and log files.
+
+    ``save_raw``/``save_annotated`` write a turn's images and its two ``turns.jsonl`` records;
+    ``append`` adds any other record to ``turns.jsonl`` (the service's request logs use it),
+    ``append_event`` one to ``events.jsonl``."""
 
     def __init__(
         self,
@@ -103,10 +119,10 @@ class RunLog:
             raise InvalidInputError(f"layout must be 'flat' or 'turn_dirs', got {layout!r}")
         self.layout = layout
         self.path = _next_run_dir(Path(runs_dir))
-        self.jsonl_path = self.path / "turns.jsonl"
-        self._fd: int | None = os.open(
-            self.jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644
-        )
+        self.jsonl_path = self.path / TURNS_FILE
+        self.events_path = self.path / EVENTS_FILE
+        self._fd: int | None = _open_append(self.jsonl_path)
+        self._events_fd: int | None = None  # opened at the first event
         self.errors: list[str] = []  # write failures not yet taken (take_errors)
         self.logger = logging.getLogger(LOGGER_NAME)
         self.logger.setLevel(log_level)
@@ -157,27 +173,46 @@ class RunLog:
 
     # -- writing ----------------------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> bool:
-        """Append one JSON line (one write call: a kill leaves whole lines only). False when it
-        could not be written (logged, kept in ``errors``; never raises OSError)."""
+        """Append one JSON line to ``turns.jsonl`` (one write call: a kill leaves whole lines
+        only). False when it could not be written (logged, kept in ``errors``; never raises
+        OSError)."""
         if self._fd is None:
             raise InvalidInputError("run log is closed")
+        return self._write_line(self._fd, self.jsonl_path, record)
+
+    def append_event(self, record: dict[str, Any]) -> bool:
+        """Append one JSON line to ``events.jsonl`` (model calls, timings: what is not one of a
+        turn's two ``turns.jsonl`` records); as ``append`` otherwise."""
+        if self._fd is None:
+            raise InvalidInputError("run log is closed")
+        if self._events_fd is None:
+            try:
+                self._events_fd = _open_append(self.events_path)
+            except OSError as exc:  # tried again at the next event
+                self._failed(f"{self.events_path.name} ({record.get('stage')} record)", exc)
+                return False
+        return self._write_line(self._events_fd, self.events_path, record)
+
+    def _write_line(self, fd: int, path: Path, record: dict[str, Any]) -> bool:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         data = _utf8(line)
         written = 0
         try:
             while written < len(data):  # more than one write only on a full disk
-                written += os.write(self._fd, data[written:])
+                written += os.write(fd, data[written:])
         except OSError as exc:
             if written:  # a line cut short: cut it off, so the file keeps whole lines only
                 with contextlib.suppress(OSError):
-                    os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)
-            self._failed(f"{self.jsonl_path.name} ({record.get('stage')} record)", exc)
+                    os.ftruncate(fd, os.fstat(fd).st_size - written)
+            self._failed(f"{path.name} ({record.get('stage')} record)", exc)
             return False
         return True
 
     def save_raw(self, turn: int, png: bytes, record: dict[str, Any], vlm_text: str) -> str | None:
-        """Save the post-action frame, then append the ``raw`` record naming it. Returns the
-        image's name, or None when it could not be written (then the record says why)."""
+        """Save the post-action frame, then append the ``raw`` record naming it: the reference's
+        fields (``turn``, ``stage``, ``observation``, ``bboxes``, ``actions``, ``raw_png``)
+        first, then the other fields of ``record``. Returns the image's name, or None when it
+        could not be written (then the record says why)."""
         name: str | None = self.image_name(turn, "raw")
         errors = []
         if error := self.write_file(name, png):
@@ -189,7 +224,8 @@ class RunLog:
             if error := self.write_file(f"turn_{turn:04d}/vlm_output.json", data):
                 errors.append(error)
         failures = {"write_errors": errors} if errors else {}
-        self.append({"turn": turn, "stage": "raw", **record, "raw_png": name, **failures})
+        head = {key: record[key] for key in RAW_FIELDS if key in record}
+        self.append({"turn": turn, "stage": "raw", **head, "raw_png": name, **record, **failures})
         return name
 
     def save_annotated(
@@ -206,9 +242,11 @@ class RunLog:
         return name
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        for name in ("_fd", "_events_fd"):
+            fd = getattr(self, name, None)
+            if fd is not None:
+                os.close(fd)
+                setattr(self, name, None)
         if self._handler is not None:
             self.logger.removeHandler(self._handler)
             self._handler.close()
@@ -226,9 +264,17 @@ class RunLog:
 
 
 def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every record of a ``turns.jsonl`` (or of the run directory holding it)."""
+    """Every record of a ``turns.jsonl`` (or of the run directory holding it), or of any other
+    JSONL file named by ``path``."""
     path = Path(path)
     if path.is_dir():
-        path = path / "turns.jsonl"
+        path = path / TURNS_FILE
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def read_events(run_dir: str | os.PathLike) -> list[dict[str, Any]]:
+    """Every record of a run directory's ``events.jsonl`` (model calls, timings); [] when the
+    run recorded none."""
+    path = Path(run_dir) / EVENTS_FILE
+    return read_records(path) if path.exists() else []
