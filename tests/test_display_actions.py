@@ -8,8 +8,10 @@ negative offset, reaching off the root) and checks where a Tk window saw each pr
 
 from __future__ import annotations
 
+import os
 import subprocess
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +21,7 @@ from mantis_fast.agent.parse import parse_model_output
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry.coords import normalized_to_pixels, scale_brain_to_display
 from mantis_fast.geometry.displays import Display
+from mantis_fast.gym.action_space import ACTION_TYPES
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.xvfb import Xvfb
 from tests.tk_app import Recorder
@@ -276,3 +279,93 @@ def test_an_unknown_display_is_refused_before_any_input(four_monitors):
     with pytest.raises(InvalidInputError, match="unknown display id 7"):
         Dispatcher(pointer).dispatch(action)
     assert [e for e in window.drain(0.3) if e["type"] == "ButtonPress"] == []
+
+
+# -- the Gym env's optional display field -----------------------------------------------------
+
+ACTION_TYPES_CLICK = ACTION_TYPES.index("click")
+GYM_VIEWPORT = (1600, 900)
+GYM_OBSERVATION = (800, 450)  # half the screen: a monitor's part is half its size
+
+
+@pytest.fixture(scope="module")
+def monitor_env():
+    from mantis_fast.gym import DesktopEnv
+
+    layout = [bounds for _name, bounds, _primary in MONITORS]
+    with DesktopEnv(
+        viewport=GYM_VIEWPORT, observation_size=GYM_OBSERVATION, monitors=layout, settle_time=0.2
+    ) as env:
+        env.reset(seed=0)
+        with Recorder({**os.environ, "DISPLAY": env.desktop.display}) as window:
+            yield env, window
+
+
+def test_the_env_lays_out_its_monitors(monitor_env):
+    env, _window = monitor_env
+    assert [d.bounds for d in env.desktop.input.monitors] == [b for _n, b, _p in MONITORS]
+    assert env.action_space["display"].n == len(MONITORS)
+    assert env.monitor_images() == [(400, 450), (400, 225), (200, 225), (200, 300)]
+    sample = env.action_space.sample()
+    assert env.action_space.contains(sample)
+
+
+@pytest.mark.parametrize(
+    ("display", "point", "expected"),
+    [
+        (None, (200, 100), (400, 200)),  # no display: pixels of the whole observation
+        (0, (0, 0), (400, 0)),
+        (0, (399, 449), (1198, 898)),  # round(399 * 800 / 400) on monitor 0
+        (1, (200, 10), (0, 20)),  # negative offset: local observation x 200 is root x 0
+        (2, (100, 100), (200, 650)),
+        (3, (199, 299), (1598, 898)),
+    ],
+)
+def test_a_display_action_lands_on_its_monitor(monitor_env, display, point, expected):
+    """Gym's optional display field: the point is in the monitor's part of the observation,
+    and the press lands on that monitor's pixel (seed 003: coordinates LOCAL to the display)."""
+    env, window = monitor_env
+    action = {"type": ACTION_TYPES_CLICK, "point": np.array(point)}
+    if display is not None:
+        action["display"] = display
+    window.clear()
+    _obs, _reward, _terminated, _truncated, info = env.step(action)
+    assert "error" not in info, info
+    press = window.wait_for(lambda e: e["type"] == "ButtonPress")
+    assert (press["x"], press["y"]) == expected
+
+
+def test_a_model_reply_with_a_display_maps_into_the_space(monitor_env):
+    env, _window = monitor_env
+    sample = env.to_space({"name": "click", "displayId": 3, "x": 1000, "y": 0})
+    assert sample["display"] == 3 and sample["point"].tolist() == [199, 0]
+    assert env.from_space(sample).display_id == 3
+    with pytest.raises(InvalidInputError, match="unknown display id 9"):
+        env.to_space({"name": "click", "displayId": 9, "x": 1, "y": 1})
+    with pytest.raises(InvalidInputError, match="'display'"):
+        env.from_space({"type": ACTION_TYPES_CLICK, "point": np.array([1, 1]), "display": 4})
+
+
+def test_set_monitors_replaces_the_layout_and_names_bad_ones():
+    """``set_monitors`` is ``xrandr --setmonitor`` in-process: a second layout replaces the
+    first, and RandR reports exactly what was set."""
+    from mantis_fast.x11.monitors import list_displays, set_monitors
+
+    with Xvfb(size=(1600, 900)) as server:
+        first = set_monitors(server.display, [(0, 0, 800, 900), (800, 0, 800, 900)])
+        assert [d.bounds for d in first] == [(0, 0, 800, 900), (800, 0, 800, 900)]
+        second = set_monitors(server.display, [(-100, 0, 300, 200)])
+        assert [(d.bounds, d.primary) for d in list_displays(server.display)] == [
+            ((-100, 0, 300, 200), True)
+        ]
+        assert second == list_displays(server.display)
+        for bad, match in [
+            ([], "non-empty list"),
+            ([(0, 0, 0, 10)], "outside RandR's range"),
+            ([(0, 0, 10)], "non-empty list of"),
+            ([(0, 0, 10.5, 10)], "four integers"),
+            ([(2**15, 0, 10, 10)], "outside RandR's range"),
+            ("0,0,10,10", "non-empty list"),
+        ]:
+            with pytest.raises(InvalidInputError, match=match):
+                set_monitors(server.display, bad)

@@ -17,6 +17,12 @@ What is inside the space:
   point (``point``, ``end``) is two whole numbers, x then y, inside the ``Box``'s bounds, as a
   list, a tuple or a 1-d array; ``text`` is a ``str`` of at most ``MAX_TEXT`` characters of
   ``TEXT_CHARSET``;
+- ``display`` (only in the space of an env laid out with several monitors, ``monitors=``) is
+  optional in any action: it names a monitor (an index into the env's ``monitors``), and the
+  action's points are then pixels of *that monitor's part* of the observation (its top-left
+  is (0, 0)), mapped onto the monitor and translated to global pixels by the dispatcher
+  (seed 003's display-local contract); without it points are pixels of the whole
+  observation;
 - a whole number is an ``int``, a numpy integer, a float or numpy float with a whole value
   (``np.float32(3.0)``), or a 0-d array of one of them. ``bool``, strings, ``None``, NaN,
   infinities and fractions (``1.9``) are not whole numbers: an index is never truncated or
@@ -108,15 +114,15 @@ _USES: dict[str, tuple[str, ...]] = {
 _LABELS = {"type": ACTION_TYPES, "scroll": SCROLL_DIRECTIONS}
 
 
-def action_space(observation_size: tuple[int, int], actions: str) -> spaces.Dict:
+def action_space(observation_size: tuple[int, int], actions: str, displays: int = 0) -> spaces.Dict:
     """The ``Dict`` action space of a ``DesktopEnv`` whose observations are
-    ``observation_size`` (width, height): ``actions="full"`` or ``"pointer"``."""
+    ``observation_size`` (width, height): ``actions="full"`` or ``"pointer"``. ``displays``
+    > 1 (the env's monitors) adds the optional ``display`` field (``Discrete(displays)``)."""
     width, height = observation_size
     point = spaces.Box(np.array([0, 0]), np.array([width - 1, height - 1]), (2,), np.int64)
-    if actions == "pointer":
-        return spaces.Dict({"type": spaces.Discrete(len(POINTER_TYPES)), "point": point})
-    return spaces.Dict(
-        {
+    parts: dict[str, spaces.Space] = {"type": spaces.Discrete(len(POINTER_TYPES)), "point": point}
+    if actions != "pointer":
+        parts = {
             "type": spaces.Discrete(len(ACTION_TYPES)),
             "point": point,
             "end": point,
@@ -124,7 +130,9 @@ def action_space(observation_size: tuple[int, int], actions: str) -> spaces.Dict
             "key": spaces.Discrete(len(KEYS)),
             "text": spaces.Text(MAX_TEXT, min_length=0, charset=TEXT_CHARSET),
         }
-    )
+    if displays > 1:
+        parts["display"] = spaces.Discrete(displays)
+    return spaces.Dict(parts)
 
 
 def is_desktop_space(space: Any) -> bool:
@@ -132,13 +140,15 @@ def is_desktop_space(space: Any) -> bool:
     reads; a vector env or pool of other envs leaves its actions to them."""
     if not isinstance(space, spaces.Dict):
         return False
-    parts = space.spaces
+    parts = dict(space.spaces)
     kind, point = parts.get("type"), parts.get("point")
+    display = parts.pop("display", None)
     if not (
         isinstance(kind, spaces.Discrete)
         and kind.start == 0
         and isinstance(point, spaces.Box)
         and point.shape == (2,)
+        and (display is None or (isinstance(display, spaces.Discrete) and display.start == 0))
     ):
         return False
     if int(kind.n) == len(POINTER_TYPES):
@@ -263,14 +273,17 @@ def read_action(sample: Any, space: spaces.Dict) -> Action:
         )
     values = {key: _field(key, value, parts[key]) for key, value in sample.items()}
     x, y = values["point"] if "point" in _USES[name] else (0, 0)
+    display = values.get("display")  # points local to that monitor's part of the observation
     if name in POINTER_TYPES:
-        return Action(ActionType(name), {"x": x, "y": y})
+        return Action(ActionType(name), {"x": x, "y": y}, display_id=display)
     if name == "drag":
         x2, y2 = values["end"]
-        return Action(ActionType.DRAG, {"x": x, "y": y, "x2": x2, "y2": y2})
+        return Action(ActionType.DRAG, {"x": x, "y": y, "x2": x2, "y2": y2}, display_id=display)
     if name == "scroll":
         direction = SCROLL_DIRECTIONS[values["scroll"]]
-        return Action(ActionType.SCROLL, {"x": x, "y": y, "direction": direction})
+        return Action(
+            ActionType.SCROLL, {"x": x, "y": y, "direction": direction}, display_id=display
+        )
     if name == "type":
         return Action(ActionType.TYPE, {"text": values["text"] or " "})
     if name == "key":

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import gymnasium
@@ -74,6 +74,7 @@ from mantis_fast.pixels.frames import frame_hash
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.connection import check_timeout
+from mantis_fast.x11.monitors import check_layout, set_monitors
 
 __all__ = ["ACTION_TYPES", "KEYS", "POINTER_TYPES", "DesktopEnv"]
 
@@ -97,6 +98,10 @@ class DesktopEnv(gymnasium.Env):
     has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``XdotoolGymEnv``'s;
     ``app_timeout=None`` does not wait); an app that fails to start (exits with an error, shows
     no window) on a working desktop raises ``AppError``, a desktop that died is replaced.
+    ``monitors``: rectangles ``(x, y, w, h)`` laid out as the private screen's RandR monitors
+    (seed 003's displays: one may reach off the screen); the action space then has the
+    optional ``display`` field, whose actions' points are pixels of that monitor's part of the
+    observation (``monitor_images``), dispatched onto that monitor.
     ``observation="image"`` is that RGB image; ``"dict"`` adds the pointer (in observation
     pixels), the loop flags (drift, repeat, state) and the frame hash. ``hard_loop_window``
     steps of one loop truncate the episode; the loop detector's settings are fixed (adaptive
@@ -111,6 +116,7 @@ class DesktopEnv(gymnasium.Env):
         *,
         viewport: tuple[int, int] | None = None,
         observation_size: tuple[int, int] | None = None,
+        monitors: Sequence[tuple[int, int, int, int]] | None = None,
         observation: str = "image",
         actions: str = "full",
         render_mode: str | None = None,
@@ -134,6 +140,7 @@ class DesktopEnv(gymnasium.Env):
         self.task = as_task(task)
         self.viewport = _size(viewport or self.task.viewport or DEFAULT_VIEWPORT, "viewport")
         self.observation_size = _size(observation_size or self.viewport, "observation_size")
+        self.monitors = None if monitors is None else check_layout(monitors)
         self.observation_kind, self.action_set = observation, actions
         self.render_mode = render_mode
         self.hard_loop_window = hard_loop_window
@@ -155,7 +162,9 @@ class DesktopEnv(gymnasium.Env):
                     "frame_hash": spaces.Text(17, min_length=17, charset="0123456789abcdef"),
                 }
             )
-        self.action_space: spaces.Dict = action_space(self.observation_size, actions)
+        self.action_space: spaces.Dict = action_space(
+            self.observation_size, actions, len(self.monitors or ())
+        )
         self._desktop: XdotoolGymEnv | None = None
         self._closed = False
         # Pinned, not read from MANTIS_* variables: truncation follows from the seed and the
@@ -189,7 +198,27 @@ class DesktopEnv(gymnasium.Env):
                 app_timeout=app_timeout,
                 paint_timeout=paint_timeout,
             )
+            if self.monitors is not None:
+                set_monitors(self._desktop.display, self.monitors)
         return self._desktop
+
+    def monitor_images(self) -> list[tuple[int, int]]:
+        """(width, height) of each monitor's part of the observation: the image a ``display``
+        action's points are pixels of (the monitor's size at the observation's scale)."""
+        ow, oh = self.observation_size
+        vw, vh = self.viewport
+        return [
+            (max(1, round(w * ow / vw)), max(1, round(h * oh / vh)))
+            for _x, _y, w, h in self.monitors or ()
+        ]
+
+    def _image_size(self, action: Action) -> tuple[int, int]:
+        """The image ``action``'s points are pixels of: its monitor's part of the observation,
+        or the whole observation (an unknown monitor is the dispatcher's error to report)."""
+        images = self.monitor_images()
+        if action.display_id is not None and action.display_id < len(images):
+            return images[action.display_id]
+        return self.observation_size
 
     @property
     def closed(self) -> bool:
@@ -273,7 +302,7 @@ class DesktopEnv(gymnasium.Env):
             desktop = self.desktop
             result = desktop.step(
                 checked or command,
-                brain_size=self.observation_size,
+                brain_size=self._image_size(command),
                 settle=functools.partial(self.task.settle, desktop, checked),
             )
             self.task.check_alive()
@@ -374,13 +403,25 @@ class DesktopEnv(gymnasium.Env):
         names = POINTER_TYPES if self.action_set == "pointer" else ACTION_TYPES
         if name not in names:
             raise InvalidInputError(f"{name} is not in this env's action set ({', '.join(names)})")
-        width, height = self.observation_size
+        on_monitor = action.display_id is not None and "display" in self.action_space.spaces
+        if action.display_id is not None and not on_monitor:
+            raise InvalidInputError(
+                f"the action names display {action.display_id}, but this env has no monitors="
+            )
+        if on_monitor and action.display_id >= len(self.monitor_images()):  # type: ignore[operator]
+            raise InvalidInputError(
+                f"unknown display id {action.display_id}; this env has monitors "
+                f"{list(range(len(self.monitor_images())))}"
+            )
+        image = self._image_size(action)
+        screen = self.monitors[action.display_id][2:] if on_monitor else self.viewport  # type: ignore[index]
+        width, height = image
 
         def clamp(x: float, y: float) -> np.ndarray:
             if action.space == "normalized":
-                x, y = normalized_to_pixels(x, y, self.observation_size)
+                x, y = normalized_to_pixels(x, y, image)
             elif action.space == "screen":
-                x, y = screen_to_model(x, y, self.observation_size, self.viewport)
+                x, y = screen_to_model(x, y, image, screen)
             return np.array(
                 [min(max(round(x), 0), width - 1), min(max(round(y), 0), height - 1)], np.int64
             )
@@ -390,6 +431,8 @@ class DesktopEnv(gymnasium.Env):
             "type": names.index(name),
             "point": clamp(*points[0]) if points else clamp(0, 0),
         }
+        if on_monitor:
+            sample["display"] = action.display_id
         if self.action_set == "pointer":
             return sample
         params = action.params

@@ -7,16 +7,21 @@ RandR reports no monitor, the whole root is one display.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 from Xlib import X
 from Xlib import error as xerror
 from Xlib.error import XError
+from Xlib.ext import randr
+from Xlib.protocol import rq
 
 from mantis_fast.errors import (
     ConnectionLostError,
     DisplayError,
+    InvalidInputError,
     ServerHungError,
 )
 from mantis_fast.geometry.displays import Display, set_live_display_source, with_primary
@@ -33,10 +38,17 @@ from mantis_fast.x11.connection import (
 __all__ = [
     "MonitorQuery",
     "RandRMonitor",
+    "check_layout",
     "list_displays",
     "query_monitors",
     "query_randr_monitors",
+    "set_monitors",
 ]
+
+# RandR's monitor fields: an INT16 origin, a CARD16 size.
+_ORIGIN = (-(2**15), 2**15 - 1)
+_MM_PER_INCH = 25.4
+_DPI = 96  # what a monitor's millimetres are made up from (RandR wants some)
 
 
 def query_monitors(xdisplay: Any) -> list[Display]:
@@ -174,6 +186,117 @@ def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[D
     finally:
         if xdisplay is not None:
             xdisplay.close()
+
+
+def set_monitors(
+    display: str | None, layout: Sequence[tuple[int, int, int, int]], *, timeout: float = 5.0
+) -> list[Display]:
+    """Lay ``layout`` out as the RandR monitors of ``display`` (``xrandr --setmonitor``, done
+    in-process): each ``(x, y, width, height)`` rectangle becomes monitor ``i`` (named
+    ``"monitor-i"``), the first one primary and driven by the screen's output, replacing every
+    monitor the screen had. A rectangle may reach past the root (a monitor at a negative
+    offset): its pixels off the root do not exist. Returns the monitors as ``list_displays``
+    now reports them. ``InvalidInputError`` for a bad layout, naming it."""
+    rects = check_layout(layout)
+    name = display_name(display)
+    timeout = check_timeout(timeout)
+    try:
+        xdisplay = open_display(name, timeout)
+    except (XConnectError, OverflowError) as exc:
+        raise DisplayError(f"cannot connect to X display {name!r}: {exc}") from None
+    except XTimeoutError:
+        raise ServerHungError(f"X display {name} did not answer within {timeout}s") from None
+    try:
+        with bounded(timeout):
+            _replace_monitors(xdisplay, rects)
+            return query_monitors(xdisplay)
+    except XTimeoutError:
+        raise ServerHungError(f"X display {name} did not answer within {timeout}s") from None
+    except XError as exc:
+        raise DisplayError(
+            f"X display {name!r} refused the monitor layout {rects}: {exc}"
+        ) from None
+    finally:
+        xdisplay.close()
+
+
+def check_layout(layout: Any) -> list[tuple[int, int, int, int]]:
+    """``layout`` as ``set_monitors`` takes it, or ``InvalidInputError`` naming what is wrong."""
+    message = f"layout must be a non-empty list of (x, y, width, height), got {layout!r:.120}"
+    if isinstance(layout, (str, bytes)) or not isinstance(layout, Sequence) or not layout:
+        raise InvalidInputError(message)
+    rects = []
+    for rect in layout:
+        if isinstance(rect, (str, bytes)) or not isinstance(rect, Sequence) or len(rect) != 4:
+            raise InvalidInputError(message)
+        if any(isinstance(v, bool) or not isinstance(v, Integral) for v in rect):
+            raise InvalidInputError(f"monitor {rect!r:.60} must be four integers")
+        x, y, width, height = (int(v) for v in rect)
+        if not (
+            _ORIGIN[0] <= x <= _ORIGIN[1]
+            and _ORIGIN[0] <= y <= _ORIGIN[1]
+            and 1 <= width <= 2**16 - 1
+            and 1 <= height <= 2**16 - 1
+        ):
+            raise InvalidInputError(
+                f"monitor {rect!r:.60} is outside RandR's range (origin int16, size 1..65535)"
+            )
+        rects.append((x, y, width, height))
+    return rects
+
+
+class _SetMonitor(rq.Request):
+    """RandR 1.5 SetMonitor with the monitor's fields inline: python-xlib's own request packs
+    its nested ``MonitorInfo`` wrongly (``ValueError`` on any call)."""
+
+    _request = rq.Struct(
+        rq.Card8("opcode"),
+        rq.Opcode(43),
+        rq.RequestLength(),
+        rq.Window("window"),
+        rq.Card32("name"),
+        rq.Bool("primary"),
+        rq.Bool("automatic"),
+        rq.LengthOf("crtcs", 2),
+        rq.Int16("x"),
+        rq.Int16("y"),
+        rq.Card16("width_in_pixels"),
+        rq.Card16("height_in_pixels"),
+        rq.Card32("width_in_millimeters"),
+        rq.Card32("height_in_millimeters"),
+        rq.List("crtcs", rq.Card32Obj),
+    )
+
+
+def _replace_monitors(xdisplay: Any, rects: list[tuple[int, int, int, int]]) -> None:
+    if not MonitorQuery(xdisplay)._has_randr():
+        raise DisplayError("the X server has no RandR 1.5: it cannot have monitors set")
+    root = xdisplay.screen().root
+    outputs = root.xrandr_get_screen_resources().outputs
+    # The monitors set before go first (the server refuses an output already in one of them);
+    # the output's automatic monitor comes back, and the first new monitor takes its place.
+    for info in root.xrandr_get_monitors(is_active=False).monitors:
+        if not info.automatic and info.name != X.NONE:
+            root.xrandr_delete_monitor(info.name)
+    for index, (x, y, width, height) in enumerate(rects):
+        atom = xdisplay.intern_atom(f"monitor-{index}")
+        _SetMonitor(
+            display=xdisplay.display,
+            opcode=xdisplay.display.get_extension_major(randr.extname),
+            window=root,
+            name=atom,
+            primary=index == 0,
+            automatic=False,
+            x=x,
+            y=y,
+            width_in_pixels=width,
+            height_in_pixels=height,
+            width_in_millimeters=round(width * _MM_PER_INCH / _DPI),
+            height_in_millimeters=round(height * _MM_PER_INCH / _DPI),
+            # The first takes the screen's output: its automatic monitor then goes.
+            crtcs=list(outputs[:1]) if index == 0 else [],
+        )
+    xdisplay.sync()
 
 
 # ``displays=None`` in the geometry functions means "the monitors of $DISPLAY, now".
