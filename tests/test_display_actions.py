@@ -369,3 +369,39 @@ def test_set_monitors_replaces_the_layout_and_names_bad_ones():
         ]:
             with pytest.raises(InvalidInputError, match=match):
                 set_monitors(server.display, bad)
+
+
+def test_pyautogui_drop_in_on_several_monitors(four_monitors, monkeypatch):
+    """pyautogui has no display argument (0.9.54: its points are the X root's, which spans every
+    monitor), so the drop-in keeps global points; a pyautogui script aims at one monitor with
+    the coordinate contract, and its region screenshot of a monitor is that monitor's
+    ``capture_display`` PNG."""
+    import io
+
+    from PIL import Image
+
+    from mantis_fast.geometry.displays import local_to_global
+    from mantis_fast.x11.capture import Capture
+
+    server, window, pointer = four_monitors
+    monkeypatch.setenv("DISPLAY", server.display)  # the drop-in, like pyautogui, needs it
+    from mantis_fast.compat import pyautogui
+
+    monkeypatch.setattr(pyautogui, "PAUSE", 0)
+    monkeypatch.setattr(pyautogui, "FAILSAFE", False)
+    try:
+        monitors = pointer.monitors
+        assert tuple(pyautogui.size()) == SCREEN  # the whole root, as pyautogui reports it
+        window.clear()
+        pyautogui.click(*local_to_global(3, 10, 20, displays=monitors))
+        press = window.wait_for(lambda e: e["type"] == "ButtonPress")
+        assert (press["x"], press["y"]) == (1210, 320)
+        with Capture(server.display) as capture:
+            shot = capture.capture_display(3)
+        x, y, width, height = monitors[3].bounds
+        region = pyautogui.screenshot(region=(x, y, width, height))
+        assert region.tobytes() == Image.open(io.BytesIO(shot.frame)).convert("RGB").tobytes()
+    finally:
+        session = pyautogui._xtest._sessions.pop(server.display, None)
+        if session is not None:
+            session.close()
