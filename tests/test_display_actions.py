@@ -405,3 +405,77 @@ def test_pyautogui_drop_in_on_several_monitors(four_monitors, monkeypatch):
         session = pyautogui._xtest._sessions.pop(server.display, None)
         if session is not None:
             session.close()
+
+
+# -- the agent: told where the monitors are, aiming at one ------------------------------------
+
+
+def test_the_agent_is_told_where_the_monitors_are():
+    """Seed 003: "computerState provider includes data.displays ... The planner reads this to
+    pick a target display before issuing any coordinate-bearing COMPUTER_USE action." """
+    from mantis_fast.agent.multi_display import displays_hint, in_screenshot
+
+    hint = displays_hint(LAYOUT, SCREEN, None)
+
+    def box(x1: int, y1: int, x2: int, y2: int) -> str:
+        """Pixels of the screen -> the screenshot's 0..1000 (``round(p * 1000 / (W - 1))``)."""
+        nx = [round(v * 1000 / (SCREEN[0] - 1)) for v in (x1, x2)]
+        ny = [round(v * 1000 / (SCREEN[1] - 1)) for v in (y1, y2)]
+        return f"x1={nx[0]} y1={ny[0]} x2={nx[1]} y2={ny[1]}"
+
+    assert hint.splitlines() == [
+        'DISPLAYS: the screen has 4 monitors. To aim an action at one, add "displayId": <id> '
+        "to it: its coordinates are then 0..1000 of that monitor, not of the screenshot.",
+        f'- id 0 "A", primary: 800x900 px, in the screenshot at {box(400, 0, 1199, 899)}',
+        f'- id 1 "N": 800x450 px, in the screenshot at {box(0, 0, 399, 449)}',  # its visible part
+        f'- id 2 "B": 400x450 px, in the screenshot at {box(0, 450, 399, 899)}',
+        f'- id 3 "C": 400x600 px, in the screenshot at {box(1200, 300, 1599, 899)}',
+    ]
+    cropped = displays_hint(LAYOUT, SCREEN, {"x1": 500, "y1": 0, "x2": 1000, "y2": 1000})
+    assert '- id 2 "B": 400x450 px, not in the screenshot' in cropped
+    assert displays_hint(LAYOUT[:1], SCREEN, None) == ""
+    # drawn where it landed: 0..1000 of monitor C -> 0..1000 of the screenshot
+    action = Action(ActionType.CLICK, {"x": 500, "y": 500}, space="normalized", display_id=3)
+    drawn = in_screenshot(action, LAYOUT, SCREEN, None)
+    expected = (round(1400 * 1000 / 1599), round(600 * 1000 / 899))  # pixel (1400, 600)
+    assert (drawn.display_id, drawn.points()) == (None, [expected])
+    plain = Action(ActionType.CLICK, {"x": 5, "y": 5}, space="normalized")
+    assert in_screenshot(plain, LAYOUT, SCREEN, None) is plain
+
+
+def test_an_agent_reply_aimed_at_a_monitor_lands_there(four_monitors, tmp_path):
+    """The whole loop: the model is told the monitors, answers with a displayId, the click
+    lands on that monitor and the next screenshot shows its heat where it landed."""
+    from mantis_fast.agent import AgentConfig, AgentThread
+    from tests.agent_stub import StubModel, reply_json
+
+    server, window, _pointer = four_monitors
+    boot = reply_json("aim", [{"name": "click", "displayId": 3, "x1": 500, "y1": 500}])
+    with StubModel([reply_json("done", [])]) as stub:
+        config = AgentConfig.from_mapping(
+            {
+                "display": server.display,
+                "api_url": stub.url,
+                "port": 0,
+                "runs_dir": str(tmp_path / "runs"),
+                "action_delay_seconds": 0,
+                "vlm_retry_backoff_seconds": 0,
+                "boot_enabled": True,
+                "boot_vlm_output": boot,
+                "max_turns": 2,
+            }
+        )
+        window.clear()
+        agent = AgentThread(config)
+        agent.start()
+        try:
+            agent.wait_for(lambda e: e.phase in ("done", "error", "stopped"), 60)
+        finally:
+            agent.stop()
+            agent.join()
+    assert agent.engine.error is None
+    press = window.wait_for(lambda e: e["type"] == "ButtonPress")
+    assert (press["x"], press["y"]) == (1400, 600)
+    (request,) = stub.requests
+    texts = [part["text"] for part in request["messages"][1]["content"] if part["type"] == "text"]
+    assert texts[0] == "aim" and texts[1].startswith("DISPLAYS: the screen has 4 monitors")

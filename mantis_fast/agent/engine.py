@@ -39,6 +39,7 @@ import numpy as np
 
 from mantis_fast.agent.actions import NativeAnnotator, execute_actions, make_dispatcher
 from mantis_fast.agent.config import AgentConfig
+from mantis_fast.agent.multi_display import displays_hint, in_screenshot
 from mantis_fast.agent.parse import ModelOutput, parse_model_output
 from mantis_fast.agent.runlog import LOGGER_NAME, RunLog
 from mantis_fast.agent.vlm import VLMClient, VLMError
@@ -51,6 +52,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.geometry.coords import working_area
 from mantis_fast.geometry.display_descriptor import displays_descriptor
+from mantis_fast.geometry.displays import Display
 from mantis_fast.pixels.encode import PngEncoder
 from mantis_fast.pixels.image import resize
 from mantis_fast.x11.capture import Capture
@@ -126,6 +128,8 @@ class Engine:
         # The captured screen's displays descriptor (None until the display is open); taken
         # again whenever the screen size changes.
         self.displays: dict[str, Any] | None = None
+        self._monitors: list[Display] = []
+        self._displays_hint = ""  # what the model is told of several monitors
         self._screen_size: tuple[int, int] | None = None
         self.raw_png: bytes | None = None
         self.annotated_png: bytes | None = None
@@ -447,7 +451,11 @@ class Engine:
 
     def _describe_displays(self, capture: Capture) -> None:
         self._screen_size = capture.size
-        self.displays = displays_descriptor(capture.monitors, source="x11")
+        self._monitors = capture.monitors
+        self.displays = displays_descriptor(self._monitors, source="x11")
+        self._displays_hint = displays_hint(
+            self._monitors, self._screen_size, self.config.capture_crop
+        )
 
     def _capture(self, capture: Capture):
         config = self.config
@@ -473,7 +481,11 @@ class Engine:
     def _annotate(self, annotator: NativeAnnotator, frame: np.ndarray, output: ModelOutput):
         times: dict[str, float] = {}
         start = time.perf_counter()
-        image = annotator.annotate(frame, self.turn, output.actions, output.bboxes)
+        actions = output.actions
+        if self._monitors and self._screen_size is not None:  # drawn where they landed
+            crop, screen = self.config.capture_crop, self._screen_size
+            actions = [in_screenshot(a, self._monitors, screen, crop) for a in actions]
+        image = annotator.annotate(frame, self.turn, actions, output.bboxes)
         times["annotate"] = _ms(start)
         start = time.perf_counter()
         png = self._annotated_encoder.encode(image)
@@ -491,7 +503,9 @@ class Engine:
         self._set_phase("calling_vlm")
         start = time.perf_counter()
         try:
-            reply = await client.complete(self.observation, self.annotated_png or b"")
+            reply = await client.complete(
+                self.observation, self.annotated_png or b"", self._displays_hint
+            )
         except VLMError as exc:
             result.timings_ms["vlm"] = _ms(start)
             result.vlm_error = str(exc)

@@ -95,9 +95,13 @@ class VLMReply:
     usage: dict[str, Any] | None = None
 
 
-def build_payload(config: AgentConfig, observation: str, image_png: bytes) -> dict[str, Any]:
-    """The chat-completions request body for one turn."""
+def build_payload(
+    config: AgentConfig, observation: str, image_png: bytes, displays: str = ""
+) -> dict[str, Any]:
+    """The chat-completions request body for one turn; ``displays`` (``displays_hint``, on a
+    screen of several monitors) is a text part of its own after the observation."""
     image_url = "data:image/png;base64," + base64.b64encode(image_png).decode("ascii")
+    hint = [{"type": "text", "text": displays}] if displays else []
     return {
         "model": config.model,
         "temperature": config.temperature,
@@ -109,6 +113,7 @@ def build_payload(config: AgentConfig, observation: str, image_png: bytes) -> di
                 "role": "user",
                 "content": [
                     {"type": "text", "text": observation or "(no observation yet)"},
+                    *hint,
                     {"type": "image_url", "image_url": {"url": image_url}},
                 ],
             },
@@ -143,10 +148,10 @@ class VLMClient:
             timeout=httpx.Timeout(config.vlm_timeout), headers=headers, transport=transport
         )
 
-    async def complete(self, observation: str, image_png: bytes) -> VLMReply:
+    async def complete(self, observation: str, image_png: bytes, displays: str = "") -> VLMReply:
         """One model call with retries. Raises ``VLMError`` carrying every attempt."""
         config = self.config
-        payload = build_payload(config, observation, image_png)
+        payload = build_payload(config, observation, image_png, displays)
         attempts: list[dict[str, Any]] = []
         # ASCII JSON: the observation echoes model text, which may hold a lone surrogate that
         # httpx's own UTF-8 encoding of ``json=`` would refuse.
