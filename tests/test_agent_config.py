@@ -310,9 +310,9 @@ def test_cors_origins_are_off_by_default_and_normalized() -> None:
         "http://a:1",
         "http://b:2",
     )
-    assert AgentConfig(cors_origins=["null"]).cors_origins == ("null",)
     assert AgentConfig(cors_origins="").cors_origins == ()
-    assert AgentConfig.load(overrides=['CORS_ORIGINS=["*"]']).cors_origins == ("*",)
+    star = ['CORS_ORIGINS=["*"]', "PANEL_TOKEN=t"]
+    assert AgentConfig.load(overrides=star).cors_origins == ("*",)
     for bad in (["http://x/panel"], ["ftp://x"], ["localhost:3000"], [3000], 5):
         with pytest.raises(ConfigError, match="config key CORS_ORIGINS"):
             AgentConfig(cors_origins=bad)
@@ -323,9 +323,15 @@ def test_cors_star_only_on_a_loopback_bind() -> None:
     deploy this beyond a trusted local environment, restrict origins": "*" is accepted on a
     loopback HOST only; past it, origins must be listed (and the token is required anyway)."""
     for host in ("127.0.0.1", "::1", "localhost"):
-        assert AgentConfig(host=host, cors_origins="*").cors_origins == ("*",)
+        assert AgentConfig(host=host, cors_origins="*", panel_token="t").cors_origins == ("*",)
     with pytest.raises(ConfigError, match=r"CORS_ORIGINS: '\*'.*only on a loopback HOST"):
         AgentConfig(host="0.0.0.0", panel_token="s3cret", cors_origins="*")
+    # "*" without a token: any page a browser opens could drive the desktop
+    with pytest.raises(ConfigError, match=r"CORS_ORIGINS: '\*'.*set\s+PANEL_TOKEN"):
+        AgentConfig(cors_origins="*")
+    # "null" is what any page can send (a sandboxed frame, a data: URL): it is every page
+    with pytest.raises(ConfigError, match="CORS_ORIGINS: 'null'"):
+        AgentConfig(cors_origins=["null"], panel_token="t")
     listed = AgentConfig(host="0.0.0.0", panel_token="s3cret", cors_origins=["http://a.lan"])
     assert listed.cors_origins == ("http://a.lan",)
 

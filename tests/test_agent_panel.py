@@ -428,7 +428,16 @@ def test_cors_star_keeps_the_token_and_the_host_check() -> None:
             assert response.status == 403  # DNS rebinding: refused before any CORS answer
             assert "Access-Control-Allow-Origin" not in response.headers
 
-    serve_aiohttp(AgentConfig(port=0, cors_origins="*"), rebinding)
+    # without a token the Host check guards the panel: a listed origin does not lift it
+    serve_aiohttp(AgentConfig(port=0, cors_origins=[PAGE_ORIGIN]), rebinding)
+
+    async def private_network(session: aiohttp.ClientSession, engine: Engine) -> None:
+        asks = preflight("GET", **{"Access-Control-Request-Private-Network": "true"})
+        async with session.options("/state", headers=asks) as response:
+            assert response.status == 204  # answered, but a public page is not let in
+            assert "Access-Control-Allow-Private-Network" not in response.headers
+
+    serve_aiohttp(config, private_network)
 
 
 def test_a_page_from_another_local_origin_uses_the_panel_in_chromium() -> None:

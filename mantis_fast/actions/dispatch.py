@@ -122,7 +122,9 @@ class Dispatcher:
         its display when the action names one; ``displays`` saves reading the list again)."""
         screen = tuple(self._screen_size())
         if action.display_id is not None:
-            point = self._display_pixel(action, x, y, image_size, displays or self.displays())
+            displays = displays or self.displays()
+            _on_screen(resolve_display(action.display_id, displays=displays), screen)
+            point = self._display_pixel(action, x, y, image_size, displays)
             return _clamped(*point, (0, 0, *screen))  # RandR lets a monitor reach off the root
         if action.space == "normalized":
             return normalized_to_pixels(x, y, screen, crop=self.crop)
@@ -142,6 +144,7 @@ class Dispatcher:
         size, source = display.size, action.coord_source
         if action.space == "normalized":
             x, y = normalized_to_pixels(x, y, size)
+            source = "logical"  # now the display's own (logical) pixels
         elif action.space == "image" and image_size is not None and tuple(image_size) != size:
             # The model saw an image of this display resized: map it onto the display first.
             x, y = scale_brain_to_display(x, y, image_size, size, clamp=True)
@@ -169,12 +172,11 @@ class Dispatcher:
         displays = None if action.display_id is None else self.displays()
         pixels = [self.to_screen(action, x, y, image_size, displays) for x, y in action.points()]
         if kind is ActionType.SCROLL and not pixels:  # a scroll without a point: the centre
-            if displays is not None:
-                left, top, width, height = resolve_display(
-                    action.display_id, displays=displays
-                ).bounds
-            else:
-                (width, height), left, top = self._screen_size(), 0, 0
+            screen = tuple(self._screen_size())
+            box = (0, 0, *screen)
+            if displays is not None:  # the centre of the display's part of the screen
+                box = _on_screen(resolve_display(action.display_id, displays=displays), screen)
+            left, top, width, height = box
             pixels = [(left + width // 2, top + height // 2)]
         pointer = self.pointer
         if kind is ActionType.MOVE:
@@ -209,6 +211,20 @@ class Dispatcher:
         steps = action.params.get("steps") or self.drag_steps or DEFAULT_DRAG_STEPS
         duration = action.params.get("duration", steps * self.drag_step_delay)
         self.pointer.drag(x1, y1, x2, y2, steps=steps, duration=duration)
+
+
+def _on_screen(display: Display, screen: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The part of ``display`` on the screen; ``InvalidInputError`` when it has none (RandR
+    lets a monitor lie wholly off the root: clamping would land on another monitor)."""
+    x, y, width, height = display.bounds
+    left, top = max(x, 0), max(y, 0)
+    right, bottom = min(x + width, screen[0]), min(y + height, screen[1])
+    if left >= right or top >= bottom:
+        raise InvalidInputError(
+            f"display {display.id} ({display.name or 'unnamed'}) at {display.bounds} is "
+            f"entirely off the {screen[0]}x{screen[1]} screen: no pixel of it can be clicked"
+        )
+    return left, top, right - left, bottom - top
 
 
 def _clamped(x: int, y: int, box: tuple[int, int, int, int]) -> Point:

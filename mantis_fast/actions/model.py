@@ -151,8 +151,9 @@ def _display_id(value: Any) -> int | None:
     JSON too), or None for the whole screen."""
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 10:
-        value = int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdecimal() and len(text) <= 10:  # ASCII digits ("²" is not)
+        value = int(text)
     if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= value < 2**31:
         raise InvalidInputError(
             f"display_id must be a non-negative integer or None, got {value!r:.40}"
@@ -245,10 +246,14 @@ class Action:
         nested = item.get("params")
         params = dict(nested) if isinstance(nested, Mapping) else {}
         params.update((k, v) for k, v in item.items() if k not in _ENVELOPE)
+        # The display may be named beside the point, inside ``params`` (the Gym shape), too.
+        outer = {**params, **item}
+        for key in (*_DISPLAY_KEYS, *_SOURCE_KEYS):
+            params.pop(key, None)
         reasoning = item.get("reasoning", "")
         space = item.get("space", space) if item.get("space") in COORD_SPACES else space
-        display_id = next((item[k] for k in _DISPLAY_KEYS if item.get(k) is not None), None)
-        source = next((item[k] for k in _SOURCE_KEYS if item.get(k) is not None), "logical")
+        display_id = next((outer[k] for k in _DISPLAY_KEYS if outer.get(k) is not None), None)
+        source = next((outer[k] for k in _SOURCE_KEYS if outer.get(k) is not None), "logical")
         source = source.strip().lower() if isinstance(source, str) else source
         return cls(
             kind,

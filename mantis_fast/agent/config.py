@@ -503,6 +503,18 @@ class AgentConfig:
                 f"panel, so it is allowed only on a loopback HOST, not {self.host!r}; list the "
                 "origins that may call it instead"
             )
+        if "*" in self.cors_origins and not self.panel_token:
+            raise ConfigError(
+                "config key CORS_ORIGINS: '*' lets every web page a browser opens call the "
+                "panel, and without PANEL_TOKEN any of them could drive the desktop; set "
+                "PANEL_TOKEN, or list the origins that may call it"
+            )
+        if "null" in self.cors_origins:
+            raise ConfigError(
+                "config key CORS_ORIGINS: 'null' is the origin any page can send (a sandboxed "
+                "frame, a data: URL), so listing it lets every page in; serve the panel page "
+                "from an http origin and list that"
+            )
 
     # -- construction ---------------------------------------------------------------------
     @staticmethod

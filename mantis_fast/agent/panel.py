@@ -227,8 +227,10 @@ class Panel:
             "Access-Control-Max-Age": CORS_MAX_AGE,
             "Vary": "Access-Control-Request-Method, Access-Control-Request-Headers",
         }
-        # Chromium asks before a public page may reach a loopback server; the origin is allowed
-        if request.headers.get("Access-Control-Request-Private-Network") == "true":
+        # Chromium asks before a public page may reach a loopback server: granted to an origin
+        # listed by name only, never to every page through "*"
+        listed = self.config.cors_origins != ("*",)
+        if listed and request.headers.get("Access-Control-Request-Private-Network") == "true":
             headers["Access-Control-Allow-Private-Network"] = "true"
         return web.Response(status=204, headers=headers)
 

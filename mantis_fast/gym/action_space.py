@@ -117,7 +117,8 @@ _LABELS = {"type": ACTION_TYPES, "scroll": SCROLL_DIRECTIONS}
 def action_space(observation_size: tuple[int, int], actions: str, displays: int = 0) -> spaces.Dict:
     """The ``Dict`` action space of a ``DesktopEnv`` whose observations are
     ``observation_size`` (width, height): ``actions="full"`` or ``"pointer"``. ``displays``
-    > 1 (the env's monitors) adds the optional ``display`` field (``Discrete(displays)``)."""
+    (the env's monitors, 0 for none) adds the optional ``display`` field
+    (``Discrete(displays)``)."""
     width, height = observation_size
     point = spaces.Box(np.array([0, 0]), np.array([width - 1, height - 1]), (2,), np.int64)
     parts: dict[str, spaces.Space] = {"type": spaces.Discrete(len(POINTER_TYPES)), "point": point}
@@ -130,7 +131,7 @@ def action_space(observation_size: tuple[int, int], actions: str, displays: int 
             "key": spaces.Discrete(len(KEYS)),
             "text": spaces.Text(MAX_TEXT, min_length=0, charset=TEXT_CHARSET),
         }
-    if displays > 1:
+    if displays:
         parts["display"] = spaces.Discrete(displays)
     return spaces.Dict(parts)
 

@@ -190,7 +190,7 @@ class DesktopEnv(gymnasium.Env):
         if self._desktop is None:
             settle_time, quiet_ms = self._settle
             app_timeout, paint_timeout = self._app_wait
-            self._desktop = XdotoolGymEnv(
+            desktop = XdotoolGymEnv(
                 viewport=self.viewport,
                 settle_time=settle_time,
                 quiet_ms=quiet_ms,
@@ -199,7 +199,12 @@ class DesktopEnv(gymnasium.Env):
                 paint_timeout=paint_timeout,
             )
             if self.monitors is not None:
-                set_monitors(self._desktop.display, self.monitors)
+                try:  # a desktop without its layout would send display actions astray
+                    set_monitors(desktop.display, self.monitors)
+                except BaseException:
+                    desktop.close()
+                    raise
+            self._desktop = desktop
         return self._desktop
 
     def monitor_images(self) -> list[tuple[int, int]]:
@@ -211,6 +216,25 @@ class DesktopEnv(gymnasium.Env):
             (max(1, round(w * ow / vw)), max(1, round(h * oh / vh)))
             for _x, _y, w, h in self.monitors or ()
         ]
+
+    def _in_observation(self, action: Action) -> Action:
+        """``action`` with its points in pixels of the whole observation: what the loop detector
+        compares (the same local point on two monitors is two places)."""
+        monitors = self.monitors or ()
+        if (
+            action.space != "image"
+            or action.display_id is None
+            or action.display_id >= len(monitors)
+        ):
+            return action
+        x, y = monitors[action.display_id][:2]
+        ox = round(x * self.observation_size[0] / self.viewport[0])
+        oy = round(y * self.observation_size[1] / self.viewport[1])
+        params = dict(action.params)
+        for x_key, y_key in (("x", "y"), ("x2", "y2")):
+            if params.get(x_key) is not None and params.get(y_key) is not None:
+                params[x_key], params[y_key] = params[x_key] + ox, params[y_key] + oy
+        return Action(action.action_type, params, action.reasoning, action.space)
 
     def _image_size(self, action: Action) -> tuple[int, int]:
         """The image ``action``'s points are pixels of: its monitor's part of the observation,
@@ -329,7 +353,8 @@ class DesktopEnv(gymnasium.Env):
         terminated = terminated or command.action_type is ActionType.DONE
         truncated = False
         if "error" not in info and checked is not None:
-            self._detector.record(checked, frame=info["frame_hash"], url=self.task.url)
+            seen = self._in_observation(checked)
+            self._detector.record(seen, frame=info["frame_hash"], url=self.task.url)
             if self._detector.is_any_loop(self.hard_loop_window):
                 kinds = self._detector.loop_kinds(self.hard_loop_window)
                 truncated = True

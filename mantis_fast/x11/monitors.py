@@ -7,7 +7,7 @@ RandR reports no monitor, the whole root is one display.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -16,6 +16,7 @@ from Xlib import X
 from Xlib import error as xerror
 from Xlib.error import XError
 from Xlib.ext import randr
+from Xlib.ext.randr import DeleteMonitor
 from Xlib.protocol import rq
 
 from mantis_fast.errors import (
@@ -162,6 +163,15 @@ def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[D
     is named and ``$DISPLAY`` is unset, ``ServerHungError`` when it does not answer within
     ``timeout`` seconds).
     """
+    return _on_display(display, timeout, "listing monitors", query_monitors)
+
+
+def _on_display(
+    display: str | None, timeout: float, doing: str, work: Callable[[Any], list[Display]]
+) -> list[Display]:
+    """``work(xdisplay)`` on a fresh connection to ``display``, every wait bounded by
+    ``timeout``: a hung server is ``ServerHungError``, a gone one ``ConnectionLostError``, and
+    neither leaves the connection to block in ``close``."""
     name = display_name(display)
     timeout = check_timeout(timeout)
     try:
@@ -172,7 +182,7 @@ def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[D
         raise ServerHungError(f"X display {name} did not answer within {timeout}s") from None
     try:
         with bounded(timeout):
-            return query_monitors(xdisplay)
+            return work(xdisplay)
     except XTimeoutError:
         abandon(xdisplay)
         xdisplay = None
@@ -180,9 +190,7 @@ def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[D
     except (xerror.ConnectionClosedError, OSError) as exc:
         abandon(xdisplay)
         xdisplay = None
-        raise ConnectionLostError(
-            f"X display {name!r} went away while listing monitors: {exc}"
-        ) from None
+        raise ConnectionLostError(f"X display {name!r} went away while {doing}: {exc}") from None
     finally:
         if xdisplay is not None:
             xdisplay.close()
@@ -198,26 +206,12 @@ def set_monitors(
     offset): its pixels off the root do not exist. Returns the monitors as ``list_displays``
     now reports them. ``InvalidInputError`` for a bad layout, naming it."""
     rects = check_layout(layout)
-    name = display_name(display)
-    timeout = check_timeout(timeout)
-    try:
-        xdisplay = open_display(name, timeout)
-    except (XConnectError, OverflowError) as exc:
-        raise DisplayError(f"cannot connect to X display {name!r}: {exc}") from None
-    except XTimeoutError:
-        raise ServerHungError(f"X display {name} did not answer within {timeout}s") from None
-    try:
-        with bounded(timeout):
-            _replace_monitors(xdisplay, rects)
-            return query_monitors(xdisplay)
-    except XTimeoutError:
-        raise ServerHungError(f"X display {name} did not answer within {timeout}s") from None
-    except XError as exc:
-        raise DisplayError(
-            f"X display {name!r} refused the monitor layout {rects}: {exc}"
-        ) from None
-    finally:
-        xdisplay.close()
+
+    def lay_out(xdisplay: Any) -> list[Display]:
+        _replace_monitors(xdisplay, rects)
+        return query_monitors(xdisplay)
+
+    return _on_display(display, timeout, "setting monitors", lay_out)
 
 
 def check_layout(layout: Any) -> list[tuple[int, int, int, int]]:
@@ -272,19 +266,36 @@ def _replace_monitors(xdisplay: Any, rects: list[tuple[int, int, int, int]]) -> 
     if not MonitorQuery(xdisplay)._has_randr():
         raise DisplayError("the X server has no RandR 1.5: it cannot have monitors set")
     root = xdisplay.screen().root
+    opcode = xdisplay.display.get_extension_major(randr.extname)
+    # Under a server grab no other client changes the monitors between the list and the
+    # requests, so none of them can be refused for a monitor that went away meanwhile.
+    xdisplay.grab_server()
+    try:
+        _lay_out(xdisplay, root, opcode, rects)
+    finally:
+        xdisplay.ungrab_server()
+        xdisplay.flush()
+
+
+def _lay_out(xdisplay: Any, root: Any, opcode: int, rects: list[tuple[int, int, int, int]]) -> None:
     outputs = root.xrandr_get_screen_resources().outputs
-    # The monitors set before go first (the server refuses an output already in one of them);
-    # the output's automatic monitor comes back, and the first new monitor takes its place.
+    # SetMonitor and DeleteMonitor have no reply: a refusal is an error event, caught per
+    # request. The monitors set before go first (the server refuses an output already in one
+    # of them); the output's automatic monitor comes back, and the first new one replaces it.
+    caught = xerror.CatchError()
     for info in root.xrandr_get_monitors(is_active=False).monitors:
         if not info.automatic and info.name != X.NONE:
-            root.xrandr_delete_monitor(info.name)
+            DeleteMonitor(
+                display=xdisplay.display, opcode=opcode, window=root, name=info.name,
+                onerror=caught,
+            )  # fmt: skip
     for index, (x, y, width, height) in enumerate(rects):
-        atom = xdisplay.intern_atom(f"monitor-{index}")
         _SetMonitor(
             display=xdisplay.display,
-            opcode=xdisplay.display.get_extension_major(randr.extname),
+            onerror=caught,
+            opcode=opcode,
             window=root,
-            name=atom,
+            name=xdisplay.intern_atom(f"monitor-{index}"),
             primary=index == 0,
             automatic=False,
             x=x,
@@ -293,10 +304,14 @@ def _replace_monitors(xdisplay: Any, rects: list[tuple[int, int, int, int]]) -> 
             height_in_pixels=height,
             width_in_millimeters=round(width * _MM_PER_INCH / _DPI),
             height_in_millimeters=round(height * _MM_PER_INCH / _DPI),
-            # The first takes the screen's output: its automatic monitor then goes.
             crtcs=list(outputs[:1]) if index == 0 else [],
         )
-    xdisplay.sync()
+    try:
+        xdisplay.sync()
+    except AttributeError:  # python-xlib fails to parse RandR's own error codes
+        raise DisplayError(f"the X server refused the monitor layout {rects}") from None
+    if caught.get_error() is not None:
+        raise DisplayError(f"the X server refused the monitor layout {rects}: {caught.get_error()}")
 
 
 # ``displays=None`` in the geometry functions means "the monitors of $DISPLAY, now".
