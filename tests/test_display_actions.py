@@ -124,6 +124,22 @@ def test_bad_display_fields_are_named(item, match):
         Action.from_dict(item, space="screen").validated()
 
 
+def test_the_display_may_be_named_inside_params():
+    """The Gym shape nests parameters under ``params``: a display named there is the action's
+    (dropping it would click the same local point on the root, another monitor)."""
+    action = Action.from_dict(
+        {"action_type": "click", "params": {"coordinate": [5, 6], "displayId": 1}},
+        space="screen",
+    ).validated()
+    assert (action.display_id, dict(action.params)) == (1, {"x": 5, "y": 6})
+
+
+@pytest.mark.parametrize("text", ["²", "\u0661", "\uff11", " ", "1e3", "-0"])  # ², Arabic 1, wide 1
+def test_only_ascii_digit_strings_are_display_ids(text):
+    with pytest.raises(InvalidInputError, match="display_id must be"):
+        Action(ActionType.CLICK, {"x": 1, "y": 1}, display_id=text)
+
+
 def test_the_reply_parser_carries_the_display():
     """A model reply in the seed's shape reaches the dispatcher with its display; a bad one is
     skipped with the reason, never the whole reply."""
@@ -192,6 +208,25 @@ def test_an_unknown_display_is_named():
         dispatcher_for(LAYOUT).to_screen(action, 1, 1)
 
 
+def test_a_display_wholly_off_the_screen_is_refused():
+    """RandR lets a monitor lie wholly off the root: clamping its points onto the screen would
+    land on another monitor, so the action is refused naming it (a scroll without a point
+    too, which lands on the visible centre of a display otherwise)."""
+    layout = [
+        Display(0, (0, 0, 800, 600), primary=True),
+        Display(1, (800, 0, 800, 600)),
+        Display(2, (1600, 0, 400, 300), name="gone"),
+        Display(3, (-200, 0, 400, 600), name="half"),
+    ]
+    dispatcher = dispatcher_for(layout, (1600, 600))
+    click = Action(ActionType.CLICK, {"x": 10, "y": 10}, space="screen", display_id=2)
+    with pytest.raises(InvalidInputError, match=r"display 2 \(gone\).*entirely off the 1600x600"):
+        dispatcher.to_screen(click, 10, 10)
+    scroll = Action(ActionType.SCROLL, {"direction": "down"}, space="screen", display_id=2)
+    with pytest.raises(InvalidInputError, match="entirely off"):
+        dispatcher.dispatch(scroll)
+
+
 def test_backing_source_divides_only_on_macos():
     """Seed 003: "macOS: ... it must declare coordSource: "backing" so the translator divides by
     scaleFactor before adding the display origin"; upstream only ``=== "darwin"``."""
@@ -207,6 +242,15 @@ def test_backing_source_divides_only_on_macos():
     )  # type: ignore[arg-type]
     assert mac.to_screen(action, 1001, 3) == (1440 + 501, 2)  # 500.5 and 1.5 round up
     assert linux.to_screen(action, 1001, 3) == (1440 + 1001, 3)
+    # 0..1000 of a display are its own pixels: divided by the scale factor no further
+    corner = Action(
+        ActionType.CLICK,
+        {"x": 1000, "y": 1000},
+        space="normalized",
+        display_id=1,
+        coord_source="backing",
+    )
+    assert mac.to_screen(corner, 1000, 1000) == (2879, 899)
 
 
 # -- live: a four-monitor Xvfb and a window that records where presses land -------------------
