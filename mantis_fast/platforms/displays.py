@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from mantis_fast.errors import DisplayError, InvalidInputError
+from mantis_fast.errors import DisplayError, InvalidInputError, NoDisplayError
 from mantis_fast.geometry.display_parsers import (
     parse_hyprland_monitors,
     parse_sway_outputs,
@@ -285,7 +285,12 @@ def _list_from(
     if source == "x11":
         from mantis_fast.x11.monitors import list_displays
 
-        return list_displays(display or environ.get("DISPLAY") or None, timeout=timeout)
+        name = display or environ.get("DISPLAY")
+        if not name:  # list_displays(None) would read this process's $DISPLAY, not ``environ``
+            raise NoDisplayError(
+                "no X display: none was named and $DISPLAY is unset in the environment given"
+            )
+        return list_displays(name, timeout=timeout)
     # The tools' numbers and words are parsed: keep them out of the user's locale.
     env = {**environ, "LC_ALL": "C"}
     if source == "hyprland":
