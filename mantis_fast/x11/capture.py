@@ -29,6 +29,7 @@ from __future__ import annotations
 import select
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -44,6 +45,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.geometry.displays import Display
 from mantis_fast.geometry.displays import _resolve as resolve_display_at
+from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.memcopy import owned_copy, packed_bytes
 from mantis_fast.x11 import mitshm
 from mantis_fast.x11.connection import GONE, XClient, read_available, wait_reply
@@ -119,6 +121,13 @@ class Capture(XClient):
             None,
         )
         self._lock = threading.Lock()
+        # Row bands of the framebuffer that ``grab_resized`` read but did not copy into the
+        # frame: the next grab copies them (they changed as far as the frame goes).
+        self._stale: list[tuple[int, int]] = []
+        # What the last ``grab_resized`` wrote: (its out, the resize's arguments, the grab count
+        # after it). The next one with the same out and nothing grabbed between recomputes only
+        # the output rows the changed screen rows reach.
+        self._resized_into: tuple[Any, ...] | None = None
         self._want_framebuffer = bool(framebuffer)
         self._transport: Transport | None = None
         self._damage: DamageTracker | None = None
@@ -306,6 +315,88 @@ class Capture(XClient):
                 raise self._lost(exc) from None
             self._change = (self._change[0] + 1, where, bands)
             return pixels
+
+    def grab_resized(
+        self,
+        size: Sequence[int],
+        *,
+        out: np.ndarray | None = None,
+        crop: Sequence[int] | None = None,
+        out_format: str = "RGB",
+    ) -> np.ndarray:
+        """The screen (or ``crop=(x, y, w, h)`` of it) resized to ``size`` and converted
+        (``mantis_fast.resize``'s defaults), reading each screen byte once.
+
+        On the Xvfb framebuffer the resize reads the server's memory directly, under the same
+        server grab that makes ``grab()`` a consistent snapshot: no frame copy in between, and
+        the pixels are those of ``resize(grab(), ...)``. With damage tracking, passing the
+        array the previous call returned as ``out`` (same size, crop and format, no other grab
+        of this capture between) recomputes only the output rows the changed screen rows reach.
+        The capture's own frame (what ``grab()`` returns) is not updated here: the next
+        ``grab()`` copies the rows that changed meanwhile. Other backends grab, then resize.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                image, where, bands = self._grab_resized_locked(size, out, crop, out_format)
+            except GONE as exc:
+                raise self._lost(exc) from None
+            count = self._change[0] + 1
+            self._change = (count, where, bands)
+            key = (size if isinstance(size, tuple) else tuple(size), crop, out_format)
+            self._resized_into = (weakref.ref(image), key, count)
+            return image
+
+    def _grab_resized_locked(
+        self, size: Any, out: np.ndarray | None, crop: Any, out_format: str
+    ) -> tuple[np.ndarray, Region, _Bands | None]:
+        key = (size if isinstance(size, tuple) else tuple(size), crop, out_format)
+        last = self._resized_into
+        follows = (
+            out is not None
+            and last is not None
+            and last[0]() is out
+            and last[1:] == (key, self._change[0])
+        )
+
+        def resized(source: np.ndarray, bands: _Bands | None) -> np.ndarray:
+            changed = [(top, top + rows) for top, rows in bands] if follows and bands else None
+            if follows and bands is not None and not bands:
+                return out  # type: ignore[return-value]  # nothing changed: out holds it
+            return resize(
+                source, size, crop=crop, out_format=out_format, out=out, changed_rows=changed
+            )
+
+        transport = self._transport
+        if not isinstance(transport, FramebufferTransport):
+            frame, where, bands = self._grab_locked(None)
+            return resized(frame, bands), where, bands
+        if self._damage is not None:
+            read_available(self._x)
+        self._handle_events()
+        box: list[tuple[np.ndarray, _Bands | None]] = []
+
+        def read_once() -> None:  # under the server grab
+            self._handle_events()  # the damage the round trip brought
+            if self._transport is not transport:
+                return  # resized to a size the framebuffer no longer matches
+            bands: _Bands | None = None
+            if self._damage is not None:
+                rects = self._damage.take()
+                self.last_damage.extend(rects)
+                bands = tuple(self._bands(rects))
+                # merged: a loop of grab_resized alone keeps at most one band per row
+                stale = self._stale + list(bands)
+                self._stale = self._bands([(0, top, self._width, rows) for top, rows in stale])
+            box.append((resized(transport.live, bands), bands))
+
+        transport.held(read_once)
+        if not box:
+            frame, where, bands = self._grab_locked(None)
+            follows = False
+            return resized(frame, bands), where, bands
+        image, bands = box[0]
+        return image, (0, 0, self._width, self._height), bands
 
     @property
     def grabs(self) -> int:
@@ -530,7 +621,7 @@ class Capture(XClient):
         copied: list[tuple[int, int]] = []
         transport = self._transport
         if isinstance(transport, FramebufferTransport):
-            if self._damage.dirty:
+            if self._damage.dirty or self._stale:
                 transport.held(lambda: copied.extend(self._copy_damaged(transport)))
             if self._transport is transport:
                 return copied
@@ -569,7 +660,9 @@ class Capture(XClient):
             return []
         rects = self._damage.take()
         self.last_damage.extend(rects)
-        bands = self._bands(rects)
+        # and the rows grab_resized read without copying
+        stale, self._stale = self._stale, []
+        bands = self._bands(rects + [(0, top, self._width, rows) for top, rows in stale])
         for top, rows in bands:
             transport.copy_rows(top, rows)
         return bands
@@ -698,6 +791,7 @@ class Capture(XClient):
             ) from None
         if self._damage is not None:
             self._damage.mark_all(width, height)
+        self._stale = []  # the whole frame is copied again (marked damaged)
 
     # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:
