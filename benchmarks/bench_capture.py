@@ -2,7 +2,10 @@
 
 Run: make bench   (or: .venv/bin/python -m pytest benchmarks/bench_capture.py --benchmark-only)
 
-The 1080p full frame is the report's capture operation (``report_as``).
+The 1080p full frame is the report's capture operation (``report_as``), timed twice: warm
+(back-to-back grabs of an unchanged frame, which then sits in the caches and flatters every
+member) and cold (``COLD_BYTES`` of other memory touched before each round, as an agent loop's
+other stages do between grabs; the limit is then a cold memcpy of the frame).
 """
 
 from __future__ import annotations
@@ -88,6 +91,58 @@ def test_memcpy_reference(benchmark, report_as, screen) -> None:
     src = np.random.default_rng(0).integers(0, 256, (height, width, 4), dtype=np.uint8)
     dst = np.empty_like(src)
     run(benchmark, screen, "full frame", lambda: np.copyto(dst, src))
+
+
+# -- cold: other memory touched between grabs, as in an agent loop ----------------------------
+
+COLD = "full frame, cold"
+
+
+def report_cold(report_as, screen, role: str, label: str, mitshm: bool = False, **facts) -> None:
+    if screen[0] == REPORTED:
+        operation = "capture 1080p, full frame, cold" + (", MIT-SHM" if mitshm else "")
+        report_as(operation, role, label, **facts)
+
+
+def test_mantis_fast_cold(benchmark, report_as, cold, screen) -> None:
+    label = "mantis_fast Capture.grab() (Xvfb framebuffer), cold"
+    report_cold(report_as, screen, "subject", label, bytes_moved=frame_bytes(screen))
+    with Capture(screen[1].display) as cap:
+        assert cap.backend == "xvfb-framebuffer", cap.backend_reason
+        run(benchmark, screen, COLD, cap.grab, cold)
+
+
+def test_mantis_fast_mitshm_cold(benchmark, report_as, cold, screen) -> None:
+    label = "mantis_fast Capture(framebuffer=False).grab() (MIT-SHM), cold"
+    report_cold(report_as, screen, "subject", label, mitshm=True, bytes_moved=frame_bytes(screen))
+    with Capture(screen[1].display, framebuffer=False) as cap:
+        run(benchmark, screen, COLD + ", MIT-SHM", cap.grab, cold)
+
+
+@pytest.mark.parametrize("mitshm", [False, True], ids=["", "mitshm-group"])
+def test_mss_cold(benchmark, report_as, cold, screen, mitshm: bool) -> None:
+    report_cold(report_as, screen, "peer", "mss {version} MSS().grab, cold", mitshm, package="mss")
+    mss = pytest.importorskip("mss")
+    with mss.MSS(display=screen[1].display) as sct:
+        monitor = sct.monitors[1]
+        run(
+            benchmark,
+            screen,
+            COLD + (", MIT-SHM" if mitshm else ""),
+            lambda: sct.grab(monitor),
+            cold,
+        )
+
+
+@pytest.mark.parametrize("mitshm", [False, True], ids=["", "mitshm-group"])
+def test_memcpy_cold_reference(benchmark, report_as, cold, screen, mitshm: bool) -> None:
+    label = "np.copyto of the frame (memcpy), cold"
+    report_cold(report_as, screen, "reference", label, mitshm, bytes_moved=frame_bytes(screen))
+    width, height = SIZES[screen[0]]
+    src = np.random.default_rng(0).integers(0, 256, (height, width, 4), dtype=np.uint8)
+    dst = np.empty_like(src)
+    group = COLD + (", MIT-SHM" if mitshm else "")
+    run(benchmark, screen, group, lambda: np.copyto(dst, src), cold)
 
 
 def test_mantis_fast_region(benchmark, screen) -> None:

@@ -6,6 +6,8 @@
   listed under ``"skipped"`` in the JSON, so the report can show it as skipped.
 * ``paired_copy``: times an ``np.copyto`` of the subject's frame in the subject's own rounds,
   the yardstick of its memcpy share.
+* ``cold``: a ``setup`` that touches ``COLD_BYTES`` of other memory before a round, as an
+  agent loop's other stages do between two grabs (so the frame is read from RAM, not cache).
 * ``xdotool_click``: one xdotool process per click, the peer of click dispatch and of the loop.
 * Machine facts for the JSON (usable cores, platform, library versions) and the command.
 * A ratio table per group, printed after pytest-benchmark's own: in each group the fastest
@@ -33,6 +35,8 @@ import pytest
 # The operations of the report, in its order. A tag must name one of them.
 REPORT_OPERATIONS = (
     "capture 1080p, full frame",
+    "capture 1080p, full frame, cold",
+    "capture 1080p, full frame, cold, MIT-SHM",
     "capture 1080p, unchanged screen",
     "resize 1080p -> 1280x720, BGRX -> RGB",
     "PNG encode, 1280x720 screen",
@@ -50,6 +54,9 @@ REPORT_OPERATIONS = (
     "MiniWoB++ vector throughput, 8 desktops",
     "DevTools evaluate round trip",
 )
+# Other memory an agent loop touches between two grabs (the resized image, overlays, PNG
+# buffers, the model's work): more than the last-level cache of these machines.
+COLD_BYTES = 64 << 20
 # subject: mantis_fast; peer: what people use today; reference: np.copyto of the frame (memcpy).
 ROLES = ("subject", "peer", "reference")
 # Distributions to look a library's version up under, first found wins.
@@ -120,6 +127,18 @@ def report_as(request: pytest.FixtureRequest, benchmark):
         request.node.stash[_TAG] = info
 
     return tag
+
+
+@pytest.fixture(scope="session")
+def cold():
+    """A ``benchmark.pedantic`` ``setup`` that reads and writes ``COLD_BYTES`` of other memory,
+    evicting the frame from the caches before each round (untimed)."""
+    scratch = np.zeros(COLD_BYTES, np.uint8)
+
+    def touch() -> None:
+        np.add(scratch, 1, out=scratch)
+
+    return touch
 
 
 @pytest.fixture
