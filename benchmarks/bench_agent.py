@@ -231,8 +231,17 @@ def loop_screen(request: pytest.FixtureRequest) -> Iterator[tuple[str, Xvfb]]:
         yield (LOOP_NEW_PAGE if request.param else LOOP), server
 
 
-def test_mantis_fast_loop(benchmark, report_as, loop_screen) -> None:
+@pytest.fixture(params=["warm", "cold"])
+def loop_round(request: pytest.FixtureRequest, cold):
+    """(group suffix, pedantic setup): warm, or cold (``COLD_BYTES`` of other memory touched
+    before every round, as a model's own work between two steps would)."""
+    return ("", None) if request.param == "warm" else (", cold", cold)
+
+
+def test_mantis_fast_loop(benchmark, report_as, loop_screen, loop_round) -> None:
     group, screen = loop_screen
+    suffix, setup = loop_round
+    group += suffix
     benchmark.group = group
     stages: dict[str, list[float]] = {
         stage: [] for stage in ("capture+resize", "annotate", "encode", "dispatch")
@@ -264,23 +273,24 @@ def test_mantis_fast_loop(benchmark, report_as, loop_screen) -> None:
                 samples.append(end - start)
             return png
 
-        png = benchmark.pedantic(loop, rounds=200, warmup_rounds=3)
+        png = benchmark.pedantic(loop, setup=setup, rounds=200, warmup_rounds=3)
     assert png.startswith(b"\x89PNG")
     report_as(
         group,
         "subject",
         "mantis_fast: damage-tracked grab_resized (read once), annotate, PngEncoder, XTest click",
         rate_unit="it/s",
-        note=NEW_PAGE_NOTE if group == LOOP_NEW_PAGE else LOOP_NOTE,
+        note=NEW_PAGE_NOTE if group.startswith(LOOP_NEW_PAGE) else LOOP_NOTE,
         stage_medians_s={stage: statistics.median(v) for stage, v in stages.items()},
     )
 
 
-def test_mantis_fast_loop_copy_then_resize(benchmark, loop_screen) -> None:
+def test_mantis_fast_loop_copy_then_resize(benchmark, loop_screen, loop_round) -> None:
     """The subject's loop as it was before read-once: the grab copies the changed rows out of
     the framebuffer, then the resize reads that copy (the screen read twice)."""
     group, screen = loop_screen
-    benchmark.group = group
+    suffix, setup = loop_round
+    benchmark.group = group + suffix
     actions = [{"name": "click", "x1": BRAIN_CLICK[0], "y1": BRAIN_CLICK[1]}]
     ui = UIConfig()
     model_image = np.empty((SIZE[1], SIZE[0], 3), np.uint8)
@@ -298,7 +308,7 @@ def test_mantis_fast_loop_copy_then_resize(benchmark, loop_screen) -> None:
             pointer.click(*target)
             return png
 
-        png = benchmark.pedantic(loop, rounds=200, warmup_rounds=3)
+        png = benchmark.pedantic(loop, setup=setup, rounds=200, warmup_rounds=3)
     assert png.startswith(b"\x89PNG")
 
 
@@ -323,8 +333,12 @@ def test_mantis_fast_loop_all_work(benchmark, loop_screen) -> None:
     assert png.startswith(b"\x89PNG")
 
 
-def test_mss_pillow_xdotool_loop(benchmark, report_as, loop_screen, xdotool_click) -> None:
+def test_mss_pillow_xdotool_loop(
+    benchmark, report_as, loop_screen, loop_round, xdotool_click
+) -> None:
     group, screen = loop_screen
+    suffix, setup = loop_round
+    group += suffix
     benchmark.group = group
     arguments, make = xdotool_click
     report_as(group, "peer", f"mss + Pillow + xdotool {arguments}", rate_unit="it/s")
@@ -346,5 +360,5 @@ def test_mss_pillow_xdotool_loop(benchmark, report_as, loop_screen, xdotool_clic
             click()
             return buffer.getvalue()
 
-        png = benchmark.pedantic(loop, rounds=10, warmup_rounds=1)
+        png = benchmark.pedantic(loop, setup=setup, rounds=10, warmup_rounds=1)
     assert png.startswith(b"\x89PNG")

@@ -44,7 +44,9 @@ REPORT_OPERATIONS = (
     "drift loop flags, 1M steps, window 8",
     "click dispatch",
     "whole loop at 1080p, no-op model",
+    "whole loop at 1080p, no-op model, cold",
     "whole loop at 1080p, every step a new page",
+    "whole loop at 1080p, every step a new page, cold",
     # bench_miniwob.py: the same oracle decisions on mantis_fast's env and miniwob's own.
     *(
         f"MiniWoB++ {kind}, {task}"
