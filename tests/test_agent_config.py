@@ -284,10 +284,8 @@ def test_a_config_py_that_fails_to_run_is_a_config_error(tmp_path: Path) -> None
         AgentConfig.load(tmp_path / "missing.py")
 
 
-def test_cli_reads_a_config_py(tmp_path: Path) -> None:
-    """Seed 004: the configuration is "a single config.py module": ``mantis-fast run --config
-    config.py`` reads it (and reports its bad values at start, as for TOML)."""
-    path = tmp_path / "config.py"
+def run_with_bad_log_layout(path: Path) -> None:
+    """``mantis-fast run --config path`` with a bad LOG_LAYOUT stops at start, naming it."""
     path.write_text("LOG_LAYOUT = 'nested'\n")
     result = subprocess.run(
         [sys.executable, "-m", "mantis_fast.cli", "run", "--config", str(path)],
@@ -297,6 +295,12 @@ def test_cli_reads_a_config_py(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "LOG_LAYOUT" in result.stderr and "nested" in result.stderr
+
+
+def test_cli_reads_a_config_py(tmp_path: Path) -> None:
+    """Seed 004: the configuration is "a single config.py module": ``mantis-fast run --config
+    config.py`` reads it (and reports its bad values at start, as for TOML)."""
+    run_with_bad_log_layout(tmp_path / "config.py")
 
 
 # -- CORS ----------------------------------------------------------------------------------
@@ -372,16 +376,7 @@ def test_frame_size_policy(changes, crop, expected) -> None:
 
 
 def test_cli_reports_config_errors_at_start(tmp_path: Path) -> None:
-    path = tmp_path / "agent.toml"
-    path.write_text("LOG_LAYOUT = 'nested'\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "mantis_fast.cli", "run", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2
-    assert "LOG_LAYOUT" in result.stderr and "nested" in result.stderr
+    run_with_bad_log_layout(tmp_path / "agent.toml")
     result = subprocess.run(
         [sys.executable, "-m", "mantis_fast.cli", "run", "--set", "CAPTURE_CROP={x1=0}"],
         capture_output=True,

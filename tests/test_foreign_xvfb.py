@@ -82,27 +82,36 @@ def _started(argv: list[str], **kwargs) -> subprocess.Popen:
     return subprocess.Popen(argv, stderr=subprocess.DEVNULL, **kwargs)
 
 
-@pytest.fixture
-def displayfd_xvfb() -> Iterator[str]:
+@pytest.fixture(params=[True, False], ids=["shmem", "no-shmem"])
+def displayfd_xvfb(request: pytest.FixtureRequest) -> Iterator[tuple[str, bool]]:
+    """(display, shmem): an Xvfb started with ``-displayfd``, with ``-shmem`` or without."""
     read, write = os.pipe()
     server = _started(
-        ["Xvfb", "-displayfd", str(write), "-shmem", "-nolisten", "tcp",
-         "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24"],
+        ["Xvfb", "-displayfd", str(write), *(["-shmem"] if request.param else []),
+         "-nolisten", "tcp", "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24"],
         pass_fds=(write,),
     )  # fmt: skip
     os.close(write)
     try:
         with os.fdopen(read) as pipe:
-            yield f":{pipe.readline().strip()}"
+            yield f":{pipe.readline().strip()}", request.param
     finally:
         server.kill()
         server.wait()
 
 
-def test_a_displayfd_xvfb_is_read_in_place(displayfd_xvfb: str) -> None:
-    backend, same = read_in_place(displayfd_xvfb)
-    assert backend.startswith(FRAMEBUFFER), backend
+def test_a_displayfd_xvfb_is_read_in_place(displayfd_xvfb: tuple[str, bool]) -> None:
+    """With ``-shmem`` it is read in place; without, there is no segment to read: MIT-SHM, and
+    ``backend_reason`` says so (docs/capture.md says how to start one that can be)."""
+    display, shmem = displayfd_xvfb
+    backend, same = read_in_place(display)
     assert same
+    if shmem:
+        assert backend.startswith(FRAMEBUFFER), backend
+    else:
+        assert not backend.startswith(FRAMEBUFFER)
+        with Capture(display) as capture:
+            assert "not an Xvfb started with -shmem" in capture.backend_reason
 
 
 def _free_display_number() -> int:
@@ -134,24 +143,3 @@ def test_an_xvfb_on_a_fixed_display_number_is_read_in_place() -> None:
         server.wait()
     assert backend.startswith(FRAMEBUFFER), backend
     assert same
-
-
-def test_without_shmem_the_capture_says_why() -> None:
-    """An Xvfb without ``-shmem`` has no segment to read: MIT-SHM, and ``backend_reason`` says
-    so (docs/capture.md says how to start one that can be read in place)."""
-    read, write = os.pipe()
-    server = _started(
-        ["Xvfb", "-displayfd", str(write), "-nolisten", "tcp",
-         "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24"],
-        pass_fds=(write,),
-    )  # fmt: skip
-    os.close(write)
-    try:
-        with os.fdopen(read) as pipe:
-            display = f":{pipe.readline().strip()}"
-        with Capture(display) as capture:
-            assert not capture.backend.startswith(FRAMEBUFFER)
-            assert "not an Xvfb started with -shmem" in capture.backend_reason
-    finally:
-        server.kill()
-        server.wait()
