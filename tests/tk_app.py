@@ -22,7 +22,8 @@ class Recorder:
         )
         self._lines: queue.Queue[dict] = queue.Queue()
         self.events: list[dict] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self.wait_for(lambda e: e["type"] == "ready", timeout=20)
         self.events.clear()
 
@@ -58,7 +59,9 @@ class Recorder:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=5)
-        if self.process.stdout:
+        # The reader ends at the pipe's EOF; closing the pipe under it would raise in its thread.
+        self._reader.join(timeout=5)
+        if self.process.stdout and not self._reader.is_alive():
             self.process.stdout.close()
 
     def __enter__(self) -> Recorder:
