@@ -34,6 +34,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -88,6 +89,7 @@ def app_screen(source: str, extra_env: dict[str, str] | None = None) -> Iterator
         try:
             with Capture(server.display) as cap:
                 cap.wait_until_stable(5.0, 300)
+            server.app_pid = app.pid  # type: ignore[attr-defined]  # for cpu_per_round
             yield server
         finally:
             app.terminate()
@@ -192,6 +194,7 @@ def test_mantis_fast_engine_turns(benchmark, screen: Xvfb, tmp_path: Path) -> No
 
 LOOP = "whole loop at 1080p, no-op model"
 LOOP_NEW_PAGE = "whole loop at 1080p, every step a new page"
+ROUNDS = 200  # of each whole-loop benchmark
 BRAIN_CLICK = (640, 360)  # what the no-op model answers every turn, on the 1280x720 image
 LOOP_NOTE = (
     "capture the screen, resize to 1280x720 RGB, draw the click (mantis_fast: heat disc and "
@@ -238,6 +241,46 @@ def loop_round(request: pytest.FixtureRequest, cold):
     return ("", None) if request.param == "warm" else (", cold", cold)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process ``pid`` has used so far (``/proc/<pid>/stat``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuPerRound:
+    """CPU seconds per benchmark round of the X server, the app and this loop (its threads
+    included; an untimed ``setup``'s own work left out): what the two cores were asked to do.
+    ``pedantic(**meter.wrap(setup))`` inside ``with meter:``; then ``meter.per_round``."""
+
+    def __init__(self, screen: Xvfb, rounds: int) -> None:
+        self.who = {"X server": screen.pid, "app": screen.app_pid}  # type: ignore[attr-defined]
+        self.rounds = rounds
+        self.setup_s = 0.0
+        self.per_round: dict[str, float] = {}
+
+    def wrap(self, setup: Any) -> dict[str, Any]:
+        if setup is None:
+            return {"setup": None}
+
+        def timed_setup() -> None:
+            start = time.process_time()
+            setup()
+            self.setup_s += time.process_time() - start
+
+        return {"setup": timed_setup}
+
+    def __enter__(self) -> CpuPerRound:
+        self.before = {name: cpu_seconds(pid) for name, pid in self.who.items()}
+        self.mine = time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        used = {name: cpu_seconds(pid) - self.before[name] for name, pid in self.who.items()}
+        used["loop"] = time.process_time() - self.mine - self.setup_s
+        self.per_round = {name: seconds / self.rounds for name, seconds in used.items()}
+
+
 def test_mantis_fast_loop(benchmark, report_as, loop_screen, loop_round) -> None:
     group, screen = loop_screen
     suffix, setup = loop_round
@@ -273,7 +316,8 @@ def test_mantis_fast_loop(benchmark, report_as, loop_screen, loop_round) -> None
                 samples.append(end - start)
             return png
 
-        png = benchmark.pedantic(loop, setup=setup, rounds=200, warmup_rounds=3)
+        with CpuPerRound(screen, ROUNDS) as meter:
+            png = benchmark.pedantic(loop, **meter.wrap(setup), rounds=ROUNDS, warmup_rounds=0)
     assert png.startswith(b"\x89PNG")
     report_as(
         group,
@@ -282,6 +326,7 @@ def test_mantis_fast_loop(benchmark, report_as, loop_screen, loop_round) -> None
         rate_unit="it/s",
         note=NEW_PAGE_NOTE if group.startswith(LOOP_NEW_PAGE) else LOOP_NOTE,
         stage_medians_s={stage: statistics.median(v) for stage, v in stages.items()},
+        cpu_per_round_s=meter.per_round,
     )
 
 

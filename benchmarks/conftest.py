@@ -114,7 +114,8 @@ def report_as(request: pytest.FixtureRequest, benchmark):
     memcpy share), ``paired_copy_median_s`` and ``paired_copy_bytes_moved`` (subject: an
     ``np.copyto`` timed in its own rounds, the share's yardstick then; ``paired_copy``),
     ``rate_unit`` (show ``1 / median`` too, e.g. "it/s"), ``note`` (printed under the table)
-    and ``stage_medians_s`` (the subject's stages, printed as a note).
+    ``stage_medians_s`` (the subject's stages, printed as a note) and ``cpu_per_round_s`` (CPU
+    seconds per round of each process involved, printed as a note).
     """
 
     def tag(operation: str, role: str, label: str, *, package: str | None = None, **facts):

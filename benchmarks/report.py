@@ -190,6 +190,10 @@ def _notes(report: dict[str, Any]) -> list[str]:
                 medians = ", ".join(f"{name} {format_time(median)}" for name, median in stages)
                 who = "mantis_fast" if member["role"] == "subject" else member["name"]
                 notes.append(f"{op['title']}: {who} stage medians: {medians}")
+            if "cpu_per_round_s" in member:
+                used = member["cpu_per_round_s"].items()
+                cpu = ", ".join(f"{name} {format_time(seconds)}" for name, seconds in used)
+                notes.append(f"{op['title']}: CPU time per round: {cpu}")
     return notes
 
 

@@ -275,7 +275,7 @@ def test_rates_stage_medians_and_notes() -> None:
     note = "one process per click"
     built = report.build(_results(
         _entry("loop", 0, "subject", "mantis_fast loop", 0.01, rate_unit="it/s",
-               stage_medians_s=stages),
+               stage_medians_s=stages, cpu_per_round_s={"X server": 0.0025, "loop": 0.003}),
         _entry("loop", 0, "peer", "xdotool click 1", 0.2, rate_unit="it/s", note=note),
         _entry("loop", 0, "peer", "xdotool click --delay 1 1", 0.08, rate_unit="it/s", note=note),
     ))  # fmt: skip
@@ -285,6 +285,7 @@ def test_rates_stage_medians_and_notes() -> None:
     )
     assert markdown.count(note) == 1  # a note shared by members is printed once
     assert "- loop: mantis_fast stage medians: capture 1 ms, encode 4.5 ms" in markdown
+    assert "- loop: CPU time per round: X server 2.5 ms, loop 3 ms" in markdown
 
 
 def test_machine_facts_without_the_conftest_additions() -> None:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 LABEL_BOX = (0.0, 0.0, 0.0, 0.7)
 LABEL_OFFSET = (6, 3)  # the text starts this far right of and above the point
 LABEL_PAD = 2
+MASKS_KEPT = 256
 
 
 class _Glyphs:
@@ -27,6 +28,8 @@ class _Glyphs:
         self.font = ImageFont.load_default(size) if freetype else ImageFont.load_default()
         self.height = max(1, self.font.getbbox("Ay|(")[3])
         self.cache: dict[str, tuple[np.ndarray, int, int]] = {}
+        # A loop labels the same few actions every turn: their masks are kept (read-only).
+        self.masks: dict[str, np.ndarray] = {}
 
     def glyph(self, char: str) -> tuple[np.ndarray, int, int]:
         """(coverage mask with its top at the ascender, left offset, advance) of a character."""
@@ -41,6 +44,16 @@ class _Glyphs:
         return self.cache[char]
 
     def mask(self, text: str) -> np.ndarray:
+        """The coverage mask of ``text`` (read-only; the last ``MASKS_KEPT`` texts are kept)."""
+        mask = self.masks.get(text)
+        if mask is None:
+            if len(self.masks) >= MASKS_KEPT:
+                del self.masks[next(iter(self.masks))]  # the oldest
+            mask = self.masks[text] = self._layout(text)
+            mask.setflags(write=False)
+        return mask
+
+    def _layout(self, text: str) -> np.ndarray:
         placed, x = [], 0
         for tile, left, advance in map(self.glyph, text):
             placed.append((x + left, tile))
