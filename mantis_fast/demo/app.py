@@ -4,12 +4,22 @@ Run as ``python -m mantis_fast.demo.app --seed N``. It covers the screen with a 
 backdrop (a title, grey panels, text), shows a red disc with a white ring at a random place, and
 prints one JSON line per event on stdout: ``ready``, ``target`` (id, centre, radius), ``hit``
 (a left click inside the disc; the target then moves) and ``miss``.
+
+With ``--control`` it also takes one JSON command per line on stdin (what ``ClickTarget`` uses
+to step and reset in milliseconds):
+
+- ``{"cmd": "sync", "id": n}``: handle every input the X server has sent so far, draw what it
+  changed, and answer ``{"type": "synced", "id": n}`` once the server has drawn it: after a
+  dispatched input, that answer means the screen shows the app's whole response.
+- ``{"cmd": "reseed", "seed": s, "id": n}``: start the episode of seed ``s`` in place (the
+  same targets as a fresh ``--seed s``), then answer as ``sync`` does.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tkinter as tk
@@ -26,6 +36,7 @@ def emit(record: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--control", action="store_true", help="take commands on stdin")
     args = parser.parse_args()
     rng = random.Random(args.seed)
 
@@ -79,8 +90,41 @@ def main() -> None:
         place()
         emit({"type": "ready", "width": width, "height": height})
 
+    def synced(command: dict) -> None:
+        root.winfo_pointerxy()  # a round trip: every event the server sent before now is here
+        root.update()  # ... and handled (a hit moves the target)
+        root.winfo_pointerxy()  # a round trip: the server has drawn what that changed
+        emit({"type": "synced", "id": command.get("id")})
+
+    def reseed(command: dict) -> None:
+        rng.seed(command["seed"])
+        state["id"] = 0
+        place()
+
+    if args.control:
+        serve_commands(root, {"sync": synced, "reseed": lambda c: (reseed(c), synced(c))})
     root.after(100, ready)
     root.mainloop()
+
+
+def serve_commands(root: tk.Tk, handlers: dict) -> None:
+    """Run ``handlers[command["cmd"]](command)`` for each JSON line on stdin, in Tk's loop."""
+    fd = sys.stdin.fileno()
+    pending = bytearray()
+
+    def readable(_fd: int, _mask: int) -> None:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:  # the controller closed the pipe: no more commands
+            root.tk.deletefilehandler(fd)
+            return
+        pending.extend(chunk)
+        while b"\n" in pending:
+            line, _, rest = bytes(pending).partition(b"\n")
+            pending[:] = rest
+            command = json.loads(line)
+            handlers[command["cmd"]](command)
+
+    root.tk.createfilehandler(fd, tk.READABLE, readable)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,9 @@ nothing. ``ClickTarget`` is the worked example: the demo app's red targets.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import queue
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -26,12 +23,16 @@ from typing import Any
 import numpy as np
 
 from mantis_fast.errors import AppError, InvalidInputError
+from mantis_fast.gym.app_channel import AppChannel
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.x11.damage import Settled
 
 __all__ = ["ClickTarget", "RewardFunction", "Task", "as_task"]
 
 APP_START_TIMEOUT_S = 20.0
+# A reseed is a redraw of one target: an app that has not answered in this long is stuck, and a
+# fresh one replaces it.
+APP_RESEED_TIMEOUT_S = 2.0
 # After a click, how long to wait for the app to say whether it hit: the env has already waited
 # for the screen to settle, so the answer is normally there.
 CLICK_VERDICT_TIMEOUT_S = 0.5
@@ -121,6 +122,12 @@ class ClickTarget(Task):
     env's RNG, so ``reset(seed=...)`` fixes the episode. ``info["target"]`` is the current
     target's centre and radius in screen pixels (what a scripted policy may cheat with; a model
     finds it in the image).
+
+    The app runs with its control channel (``--control``): after each step the task asks it to
+    handle the input and draw the result, and the screen is observed once it says so (no quiet
+    window); a new episode reseeds the running app in place, the same episode a fresh app of
+    that seed shows. The app is started again only when it died or ``reset`` is given
+    ``options={"restart": True}``.
     """
 
     def __init__(self, targets: int = 5, miss_penalty: float = 0.01) -> None:
@@ -131,10 +138,14 @@ class ClickTarget(Task):
         self._idle()
 
     def _idle(self) -> None:
-        self._process: subprocess.Popen[str] | None = None
-        self._events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._channel: AppChannel | None = None
+        self._launched = False  # whether the last ``start`` started the app process
+        self._synced_at_start = False  # the last start ended with the app's sync
+        self._verdicts: list[str] = []  # "hit"/"miss" not yet scored
+        self._sync_id = 0
         self.hits = 0
         self.target: tuple[int, int, int] | None = None
+        self.restarts = 0  # app processes started after the first (it had died, or was asked)
 
     # A copy or a pickle (Gymnasium copies an env's kwargs; vector envs and Ray send them to
     # other processes) is the task's settings, never its running app.
@@ -146,91 +157,131 @@ class ClickTarget(Task):
         self._idle()
 
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
-        self.stop()
         seed = int(options.get("app_seed", rng.integers(0, 2**31 - 1)))
-        self._events = queue.Queue()
-        self.hits, self.target = 0, None
+        self.hits, self.target, self._verdicts = 0, None, []
+        self._launched = False
+        reuse = self._running() and not options.get("restart")
+        if reuse and self._sync({"cmd": "reseed", "seed": seed}, APP_RESEED_TIMEOUT_S):
+            self._synced_at_start = True
+            return {"app_seed": seed, "target": self.target}
+        # Not running, asked to restart, or no answer (stuck or dying): a fresh app.
+        if self._channel is not None:
+            self.restarts += 1
+        self.stop()
+        self._launch(desktop, seed)
+        return {"app_seed": seed, "target": self.target}
+
+    def _launch(self, desktop: Any, seed: int) -> None:
         argv = self.command(seed)
         env = {**os.environ, "DISPLAY": desktop.display}
-        self._process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
-        self._reader = threading.Thread(
-            target=self._read, args=(self._process, self._events), daemon=True
-        )
-        self._reader.start()
+        process = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._channel, self._launched = AppChannel(process), True
+        self._synced_at_start = False
         deadline = time.monotonic() + APP_START_TIMEOUT_S
         while self.target is None:
-            event = self._next_event(deadline - time.monotonic())
-            if event is None:
+            record = self._channel.receive(deadline - time.monotonic())
+            if record is None:
                 self.stop()
                 raise AppError(
                     f"the demo app ({argv!r}) did not show a target within {APP_START_TIMEOUT_S}s"
                 )
-            if event["type"] == "exit":  # its output ended: it exited (or closed stdout)
-                process = self._process
+            if record["type"] == "exit":
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.wait(timeout=CLICK_VERDICT_TIMEOUT_S)  # type: ignore[union-attr]
-                code = process.returncode  # type: ignore[union-attr]
+                    process.wait(timeout=CLICK_VERDICT_TIMEOUT_S)
+                code = process.returncode
                 self.stop()
                 raise AppError(
                     f"the demo app ({argv!r}) exited with code {code} before showing a target"
                 )
-        return {"app_seed": seed, "target": self.target}
+            self._take(record)
+
+    @property
+    def app_process(self) -> subprocess.Popen | None:
+        """The app's process while it runs (whichever ``start`` launched it)."""
+        return None if self._channel is None else self._channel.process
 
     def command(self, seed: int) -> list[str]:
-        """The argv of the app for ``seed``: the demo app."""
-        return [sys.executable, "-m", "mantis_fast.demo.app", "--seed", str(seed)]
+        """The argv of the app for ``seed``: the demo app with its control channel."""
+        return [sys.executable, "-m", "mantis_fast.demo.app", "--seed", str(seed), "--control"]
 
-    @staticmethod
-    def _read(process: subprocess.Popen[str], events: queue.Queue[dict[str, Any]]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            events.put(json.loads(line))
-        events.put({"type": "exit"})
+    def _running(self) -> bool:
+        channel = self._channel
+        return channel is not None and not channel.ended and channel.process.poll() is None
 
-    def _next_event(self, timeout: float) -> dict[str, Any] | None:
-        try:
-            event = self._events.get(timeout=max(timeout, 0.0))
-        except queue.Empty:
+    def _take(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if kind == "target":
+            self.target = (record["x"], record["y"], record["r"])
+        elif kind in ("hit", "miss"):
+            self._verdicts.append(kind)
+
+    def _sync(self, command: dict[str, Any], timeout: float) -> bool:
+        """Send ``command`` and read the app's records until it answers it; False when it did
+        not within ``timeout`` seconds (or its output ended)."""
+        channel = self._channel
+        if channel is None:
+            return False
+        self._sync_id += 1
+        if not channel.send({**command, "id": self._sync_id}):
+            return False
+        deadline = time.monotonic() + timeout
+        while True:
+            record = channel.receive(deadline - time.monotonic())
+            if record is None or record["type"] == "exit":
+                return False
+            if record["type"] == "synced" and record.get("id") == self._sync_id:
+                return True
+            self._take(record)
+
+    def settle(self, desktop: Any, action: Any) -> Settled | None:
+        """The app's own word that it has handled the input and drawn the result; ``None``
+        (the screen wait) when it does not answer within the desktop's ``settle_time``."""
+        if action is None and self._synced_at_start:
+            self._synced_at_start = False
+            return Settled(True, 0.0, 0)  # the reseed's answer already said so
+        started = time.monotonic()
+        if not self._sync({"cmd": "sync"}, getattr(desktop, "settle_time", 2.0)):
             return None
-        if event["type"] == "target":
-            self.target = (event["x"], event["y"], event["r"])
-        return event
+        return Settled(True, time.monotonic() - started, 0)
 
     def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:
         action = getattr(info.get("action"), "value", info.get("action"))
         expect_verdict = action in _CLICKS and "dispatched" in info and "error" not in info
-        deadline = time.monotonic() + (CLICK_VERDICT_TIMEOUT_S if expect_verdict else 0.0)
-        reward, verdict = 0.0, False
-        while True:
-            event = self._next_event(deadline - time.monotonic() if not verdict else 0.0)
-            if event is None:
+        deadline = time.monotonic() + CLICK_VERDICT_TIMEOUT_S
+        channel = self._channel
+        while channel is not None:  # what came since (normally nothing: the sync read it all)
+            wait = deadline - time.monotonic() if expect_verdict and not self._verdicts else 0.0
+            record = channel.receive(wait)
+            if record is None or record["type"] == "exit":
                 break
-            if event["type"] == "hit":
-                reward, verdict = reward + 1.0, True
-                self.hits += 1
-            elif event["type"] == "miss":
-                reward, verdict = reward - self.miss_penalty, True
+            self._take(record)
+        hits = self._verdicts.count("hit")
+        misses = len(self._verdicts) - hits
+        self._verdicts = []
+        self.hits += hits
         info["target"], info["hits"] = self.target, self.hits
-        return reward, self.hits >= self.targets
+        return hits - self.miss_penalty * misses, self.hits >= self.targets
+
+    def end_episode(self) -> None:
+        """The app stays up: the next ``start`` reseeds it."""
 
     def pids(self) -> list[int]:
-        process = self._process
-        return [] if process is None else [process.pid]
+        """The app's pid when the last ``start`` launched it (a reseeded app is up already)."""
+        channel = self._channel
+        return [channel.process.pid] if channel is not None and self._launched else []
 
     def processes(self) -> list[subprocess.Popen]:
-        process = self._process
-        return [] if process is None else [process]
+        channel = self._channel
+        return [channel.process] if channel is not None and self._launched else []
 
     def check_alive(self) -> None:
-        process = self._process
-        if process is not None and process.poll() is not None:
-            raise AppError(f"the demo app exited with code {process.returncode}")
+        channel = self._channel
+        if channel is not None and channel.process.poll() is not None:
+            raise AppError(f"the demo app exited with code {channel.process.returncode}")
 
     def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is None:
+        channel, self._channel = self._channel, None
+        if channel is None:
             return
-        stop_process(process)
-        self._reader.join(timeout=5)  # the pipe's end stops it; then its file can be closed
-        if process.stdout is not None and not self._reader.is_alive():
-            process.stdout.close()
+        channel.close()
+        stop_process(channel.process)
