@@ -65,9 +65,11 @@ def main() -> None:
         state["x"] = rng.randint(MARGIN, width - MARGIN)
         state["y"] = rng.randint(MARGIN + 120, height - MARGIN)
         x, y = state["x"], state["y"]
-        for item in (disc, ring):
-            if item is not None:
-                canvas.delete(item)
+        if disc is not None:
+            canvas.delete(disc, ring)
+            # Redraw the old spot now: the canvas repaints the bounding box of everything it
+            # was told changed, and the old and new spots together can span the screen.
+            canvas.update_idletasks()
         ring = canvas.create_oval(x - RADIUS - 6, y - RADIUS - 6, x + RADIUS + 6, y + RADIUS + 6,
                                   fill="white", outline="#333333", width=2)  # fmt: skip
         disc = canvas.create_oval(x - RADIUS, y - RADIUS, x + RADIUS, y + RADIUS,
