@@ -54,6 +54,9 @@ REPORT_OPERATIONS = (
         for kind in ("reset", "step", "episode")
     ),
     "MiniWoB++ vector throughput, 8 desktops",
+    # bench_env.py: DesktopEnv(ClickTarget) against miniwob's click-test-2 env.
+    "env step (policy hits the red target)",
+    "env reset",
     "DevTools evaluate round trip",
 )
 # Other memory an agent loop touches between two grabs (the resized image, overlays, PNG
