@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from mantis_fast.actions.model import Action, ActionType
+from mantis_fast.errors import InvalidInputError
 from mantis_fast.gym import ClickTarget, DesktopEnv
 from mantis_fast.gym.app_channel import AppChannel
 
@@ -167,7 +168,7 @@ def test_the_channel_reads_records_as_they_come() -> None:
 def test_the_channel_refuses_a_process_without_pipes() -> None:
     process = subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.PIPE)
     try:
-        with pytest.raises(ValueError, match="stdin=PIPE and stdout=PIPE"):
+        with pytest.raises(InvalidInputError, match="stdin=PIPE and stdout=PIPE"):
             AppChannel(process)
     finally:
         process.wait()

@@ -16,6 +16,8 @@ import time
 from collections import deque
 from typing import Any
 
+from mantis_fast.errors import InvalidInputError
+
 __all__ = ["AppChannel"]
 
 EXIT = {"type": "exit"}
@@ -37,7 +39,10 @@ class AppChannel:
 
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         if process.stdin is None or process.stdout is None:
-            raise ValueError("the app process needs stdin=PIPE and stdout=PIPE")
+            raise InvalidInputError(
+                f"the app process needs stdin=PIPE and stdout=PIPE, got {process.args!r} "
+                f"with stdin={process.stdin!r}, stdout={process.stdout!r}"
+            )
         self.process = process
         self._out = process.stdout.fileno()
         self._partial = bytearray()

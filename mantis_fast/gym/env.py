@@ -41,6 +41,7 @@ from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.damage import Settled
 from mantis_fast.x11.input import Input
+from mantis_fast.x11.settle import InputSettle
 from mantis_fast.x11.windows import Windows
 from mantis_fast.x11.xvfb import Xvfb
 
@@ -134,6 +135,8 @@ class XdotoolGymEnv(GymEnvironment):
         self.app = shlex.split(app) if isinstance(app, str) else (list(app) if app else None)
         self.settle_time = float(settle_time)
         self.quiet_ms = float(quiet_ms)
+        # A step's wait for the screen: learns how the app answers, quiet_ms its ceiling.
+        self.input_settle = InputSettle(self.settle_time, self.quiet_ms)
         self.observation_kind = observation
         self.observation_size = observation_size
         self._image: np.ndarray | None = None  # the last observation, kept up to date
@@ -220,9 +223,7 @@ class XdotoolGymEnv(GymEnvironment):
         dispatched = time.perf_counter()
         settled = settle() if settle is not None else None
         if settled is None:
-            settled = self.capture.wait_until_stable(
-                timeout=self.settle_time, quiet_ms=self.quiet_ms
-            )
+            settled = self.capture.settle_after_input(self.input_settle)
         observed = time.perf_counter()
         observation = self.observe()
         info.update(

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import select
 import threading
-import time
 import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -67,6 +66,13 @@ from mantis_fast.x11.framebuffer import (
 )
 from mantis_fast.x11.monitors import MonitorQuery, RandRMonitor, query_randr_monitors
 from mantis_fast.x11.regions import checked_region
+from mantis_fast.x11.settle import (
+    DamageLink,
+    InputSettle,
+    settle_after_input,
+    settle_by_damage,
+    settle_by_frames,
+)
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
 __all__ = [
@@ -705,54 +711,36 @@ class Capture(XClient):
             self._check_open()
             try:
                 if self._damage is not None:
-                    return self._settle_by_damage(timeout, quiet_ms / 1e3)
-                return self._settle_by_frames(timeout, quiet_ms / 1e3)
+                    link = self._damage_link(self._damage)
+                    return settle_by_damage(link, timeout, quiet_ms / 1e3)
+                return settle_by_frames(self._settle_grab, timeout, quiet_ms / 1e3)
             except GONE as exc:
                 raise self._lost(exc) from None
 
-    def _settle_by_damage(self, timeout: float, quiet: float) -> Settled:
-        start = time.monotonic()
-        events_before = self._damage.events
-        # Empty the server's region so every change from now on is reported, and make a round
-        # trip so damage from everything the server did before now is in hand.
-        self._damage.subtract()
-        wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
-        self._handle_events()
-        last_change = start if self._damage.events == events_before else time.monotonic()
-        socket = self._x.display.socket
-        while True:
-            now = time.monotonic()
-            if now - last_change >= quiet:
-                return Settled(True, now - start, self._damage.events - events_before)
-            if now - start >= timeout:
-                return Settled(False, now - start, self._damage.events - events_before)
-            wake = min(last_change + quiet, start + timeout) - now
-            readable, _, _ = select.select([socket], [], [], max(wake, 0))
-            if readable:
-                seen = self._damage.events
-                read_available(self._x)
-                self._handle_events()
-                if self._damage.events != seen:
-                    last_change = time.monotonic()
-                    self._damage.subtract()
-                    self._x.flush()
+    def settle_after_input(self, window: InputSettle) -> Settled:
+        """After an input was dispatched, wait until the screen has taken it in: its first
+        damage, then a quiet window learned from the app (``mantis_fast.x11.settle``), at most
+        ``window.timeout``. Without DAMAGE: ``wait_until_stable``'s fixed window."""
+        with self._lock:
+            self._check_open()
+            try:
+                if self._damage is not None:
+                    return settle_after_input(self._damage_link(self._damage), window)
+                return settle_by_frames(self._settle_grab, window.timeout, window.quiet_ms / 1e3)
+            except GONE as exc:
+                raise self._lost(exc) from None
 
-    def _settle_by_frames(self, timeout: float, quiet: float) -> Settled:
-        start = time.monotonic()
-        poll = min(max(quiet / 4, 0.005), 0.05)
-        previous = self._grab_locked(None, "array")[0]
-        last_change, changes = start, 0
-        while True:
-            now = time.monotonic()
-            if now - last_change >= quiet:
-                return Settled(True, now - start, changes)
-            if now - start >= timeout:
-                return Settled(False, now - start, changes)
-            time.sleep(min(poll, max(0.0, start + timeout - now)))
-            current = self._grab_locked(None)[0]
-            if current.shape != previous.shape or not np.array_equal(current, previous):
-                previous = owned_copy(current)
-                last_change, changes = time.monotonic(), changes + 1
+    def _damage_link(self, tracker: DamageTracker) -> DamageLink:
+        return DamageLink(
+            self._x,
+            tracker,
+            lambda: wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout),
+            self._handle_events,
+            lambda: self._change[0],
+        )
+
+    def _settle_grab(self, owned: bool) -> np.ndarray:
+        return self._grab_locked(None, "array" if owned else None)[0]
 
     # -- resize and events ------------------------------------------------------------------
     def _handle_events(self) -> bool:

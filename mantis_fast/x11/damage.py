@@ -73,6 +73,14 @@ class DamageTracker:
         self._pending: list[Rect] = []
         self.last_event_time = time.monotonic()
         self.events = 0
+        # For settling (mantis_fast.x11.settle), in the server's time (ms, 32-bit, wrapping):
+        self.last_timestamp: int | None = None  # of the latest damage
+        # The least (our clock - server's clock) seen on arrival: server time ~ ours - offset.
+        self.clock_offset_ms: float | None = None
+        # (events, a server time, capture grabs) when a settle last ended, and the server time
+        # of the first damage since: what came after a settle, and how long after.
+        self.marked: tuple[int, int | None, int] | None = None
+        self.first_since_mark: int | None = None
 
     def is_damage_event(self, event) -> bool:
         return event.type == self._event_type
@@ -80,8 +88,25 @@ class DamageTracker:
     def add(self, event) -> None:
         area = event.area
         self._pending.append((area.x, area.y, area.width, area.height))
-        self.last_event_time = time.monotonic()
+        self.last_event_time = now = time.monotonic()
+        stamp = self.last_timestamp = event.timestamp
+        if self.first_since_mark is None:
+            self.first_since_mark = stamp
+        offset = now * 1e3 - stamp
+        if self.clock_offset_ms is None or offset < self.clock_offset_ms:
+            self.clock_offset_ms = offset
         self.events += 1
+
+    def server_time(self, local: float) -> int | None:
+        """``time.monotonic()`` value ``local`` in the server's ms (None before any damage)."""
+        if self.clock_offset_ms is None:
+            return None
+        return int(local * 1e3 - self.clock_offset_ms) % (1 << 32)
+
+    def mark(self, stamp: int | None, grabs: int) -> None:
+        """A settle ended: ``stamp`` is the server time of its last damage (or its start)."""
+        self.marked = (self.events, stamp, grabs)
+        self.first_since_mark = None
 
     @property
     def dirty(self) -> bool:

@@ -1,0 +1,300 @@
+"""Settling: when the screen has taken in an input.
+
+``settle_by_damage`` and ``settle_by_frames`` are ``Capture.wait_until_stable``'s fixed wait: the
+screen unchanged for ``quiet`` seconds. ``settle_after_input`` is a Gym step's wait: after an
+input it waits for the first damage the input causes (none within ``InputSettle.first_s``: the
+input changed nothing), then for a quiet window learned from the app (``InputSettle``), so an
+app that answers in one burst is not held to a window sized for the slowest one.
+
+Gaps between damage events are measured with the server's DamageNotify timestamps (what the app
+did, in ms), not with when we read them (our own scheduling would shrink them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import select
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.pixels.memcopy import owned_copy
+from mantis_fast.x11.connection import read_available
+from mantis_fast.x11.damage import DamageTracker, Settled
+
+__all__ = [
+    "DamageLink",
+    "InputSettle",
+    "SettleReport",
+    "adaptive_window_ms",
+    "settle_after_input",
+    "settle_by_damage",
+    "settle_by_frames",
+]
+
+_STAMP_WRAP = 1 << 32  # DamageNotify timestamps are a 32-bit millisecond counter
+
+
+class DamageLink(NamedTuple):
+    """What a damage-based settle listens through: a ``Capture``'s connection and tracker."""
+
+    xdisplay: Any  # python-xlib Display
+    tracker: DamageTracker
+    round_trip: Callable[[], object]  # bounded: afterwards, all the server sent is in hand
+    take_in: Callable[[], object]  # drain the event queue into the tracker (no syscall)
+    grabs: Callable[[], int]  # how many grabs the capture has made
+
+
+class SettleReport(NamedTuple):
+    """What one ``settle_after_input`` saw, beyond ``Settled``."""
+
+    first_ms: float  # the first-damage wait it used
+    quiet_ms: float  # the quiet window it used
+    latency_ms: float | None  # input to first damage (None: none came while waiting)
+    largest_gap_ms: float | None  # between consecutive damage events (server time, +1 ms)
+    early: int  # damage events in hand at the start, after the last observation was taken
+    late: bool  # some came too soon after the previous settle: its window was too short
+    late_gap_ms: float | None  # from the previous settle's last damage to the first since
+
+
+def adaptive_window_ms(
+    samples: Iterable[float], factor: float, floor: float, ceiling: float
+) -> float:
+    """``clamp(factor * max(samples), floor, ceiling)``; ``ceiling`` with no samples, and the
+    ceiling wins over the floor (never wait longer than configured)."""
+    largest = max(samples, default=None)
+    if largest is None:
+        return ceiling
+    return min(max(factor * largest, floor), ceiling)
+
+
+class InputSettle:
+    """One env's after-input settle: its limits and what it learned of the app.
+
+    The quiet window is ``clamp(factor * largest gap, floor_ms, quiet_ms)`` over the last
+    ``history`` responses (inputs that caused damage); the first-damage wait likewise from the
+    latencies (floor ``first_floor_ms``). Both are the full ``quiet_ms`` for the first
+    ``learn`` responses, after late damage (the window was too short: the histories restart
+    from the late gap), and for one response in every ``history`` (an audit: a gap that grew
+    while steps ran back to back, leaving no idle time for late damage to show, is still seen).
+    """
+
+    def __init__(
+        self,
+        timeout: float,
+        quiet_ms: float,
+        *,
+        floor_ms: float = 4.0,
+        first_floor_ms: float = 8.0,
+        factor: float = 3.0,
+        history: int = 16,
+        learn: int = 4,
+    ) -> None:
+        if not (timeout >= 0 and quiet_ms >= 0):  # NaN fails too
+            raise InvalidInputError(
+                f"timeout and quiet_ms must be >= 0, got {timeout!r}, {quiet_ms!r}"
+            )
+        self.timeout, self.quiet_ms = float(timeout), float(quiet_ms)
+        self.floor_ms, self.first_floor_ms, self.factor = floor_ms, first_floor_ms, factor
+        self.learn, self.history = learn, history
+        self._gaps: deque[float] = deque(maxlen=history)
+        self._latencies: deque[float] = deque(maxlen=history)
+        self._full = learn  # responses still to settle with the full window
+        self._since_full = 0  # responses settled with a learned window since the last full one
+        self.lates = 0  # late damage seen so far
+        self.last: SettleReport | None = None
+
+    @property
+    def full(self) -> bool:
+        """Whether the next settle uses the full ``quiet_ms`` (learning, or an audit)."""
+        return self._full > 0 or self._since_full >= self.history
+
+    @property
+    def quiet_s(self) -> float:
+        """The quiet window the next settle uses, in seconds."""
+        if self.full:
+            return self.quiet_ms / 1e3
+        window = adaptive_window_ms(self._gaps, self.factor, self.floor_ms, self.quiet_ms)
+        return window / 1e3
+
+    @property
+    def first_s(self) -> float:
+        """How long the next settle waits for an input's first damage, in seconds."""
+        if self.full:
+            return self.quiet_ms / 1e3
+        floor = self.first_floor_ms
+        return adaptive_window_ms(self._latencies, self.factor, floor, self.quiet_ms) / 1e3
+
+    def record(self, latency_ms: float | None, gap_ms: float | None) -> None:
+        """Learn from one settle: ``latency_ms`` None means the input caused no damage (nothing
+        to learn); ``gap_ms`` None, a response of one damage event."""
+        if latency_ms is None:
+            return
+        if self.full:
+            self._full = max(self._full - 1, 0)
+            self._since_full = 0
+        else:
+            self._since_full += 1
+        self._latencies.append(latency_ms)
+        self._gaps.append(gap_ms or 0.0)
+
+    def record_late(self, gap_ms: float | None) -> None:
+        """Damage came after a settle was declared: the window was too short. Forget what was
+        learned but the late gap (None: unknown, taken as ``quiet_ms``) and relearn at the
+        full window."""
+        gap = self.quiet_ms if gap_ms is None else gap_ms
+        self._gaps.clear()
+        self._latencies.clear()
+        self._gaps.append(gap)
+        self._latencies.append(gap)
+        self._full, self._since_full = self.learn, 0
+        self.lates += 1
+
+
+# -- the fixed waits (Capture.wait_until_stable) ---------------------------------------------
+def settle_by_damage(link: DamageLink, timeout: float, quiet: float) -> Settled:
+    """Return once no damage came for ``quiet`` seconds (or ``timeout`` passed)."""
+    start = time.monotonic()
+    tracker = link.tracker
+    events_before = tracker.events
+    # Empty the server's region so every change from now on is reported, and make a round
+    # trip so damage from everything the server did before now is in hand.
+    tracker.subtract()
+    link.round_trip()
+    link.take_in()
+    last_change = start if tracker.events == events_before else time.monotonic()
+    socket = link.xdisplay.display.socket
+    while True:
+        now = time.monotonic()
+        if now - last_change >= quiet:
+            return _marked(link, start, Settled(True, now - start, tracker.events - events_before))
+        if now - start >= timeout:
+            return _marked(link, start, Settled(False, now - start, tracker.events - events_before))
+        wake = min(last_change + quiet, start + timeout) - now
+        readable, _, _ = select.select([socket], [], [], max(wake, 0))
+        if readable:
+            seen = tracker.events
+            read_available(link.xdisplay)
+            link.take_in()
+            if tracker.events != seen:
+                last_change = time.monotonic()
+                tracker.subtract()
+                link.xdisplay.flush()
+
+
+def settle_by_frames(grab: Callable[[bool], np.ndarray], timeout: float, quiet: float) -> Settled:
+    """Without DAMAGE: compare whole frames every few ms (``grab(owned)``) until none changed
+    for ``quiet`` seconds (or ``timeout`` passed)."""
+    start = time.monotonic()
+    poll = min(max(quiet / 4, 0.005), 0.05)
+    previous = grab(True)
+    last_change, changes = start, 0
+    while True:
+        now = time.monotonic()
+        if now - last_change >= quiet:
+            return Settled(True, now - start, changes)
+        if now - start >= timeout:
+            return Settled(False, now - start, changes)
+        time.sleep(min(poll, max(0.0, start + timeout - now)))
+        current = grab(False)
+        if current.shape != previous.shape or not np.array_equal(current, previous):
+            previous = owned_copy(current)
+            last_change, changes = time.monotonic(), changes + 1
+
+
+def _marked(link: DamageLink, start: float, settled: Settled) -> Settled:
+    """Mark where the damage stood when a settle ended: at its last damage, or at its start
+    when it saw none (what came after that, the next settle judges)."""
+    tracker = link.tracker
+    stamp = tracker.last_timestamp if settled.changes else tracker.server_time(start)
+    tracker.mark(stamp, link.grabs())
+    return settled
+
+
+# -- after an input (XdotoolGymEnv.step) -----------------------------------------------------
+def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
+    """After an input was dispatched: wait up to ``window.first_s`` for its first damage (none:
+    it changed nothing, stable), then until no damage for ``window.quiet_s``; at most
+    ``window.timeout``. Learns into ``window`` and reports there (``window.last``)."""
+    start = time.monotonic()
+    tracker = link.tracker
+    events_before = tracker.events
+    # Damage that came since the last settle: late, or not ours to judge. A non-blocking look,
+    # normally before this input can have been answered; an answer already here (a busy
+    # machine) is taken for late damage at worst, which costs a relearn.
+    read_available(link.xdisplay)
+    early = _take_in(link)
+    late, late_gap = _late(link, window)
+    if late:
+        window.record_late(late_gap)
+    first, quiet = window.first_s, window.quiet_s
+    tracker.subtract()
+    link.round_trip()
+    stamps = _take_in(link)
+    now = time.monotonic()
+    # Damage the observation lacks counts as a change at the start; early damage is not
+    # learned from (it may be the last response's, or the fastest part of this one).
+    last_change: float | None = now if stamps else (start if early else None)
+    latency = now - start if stamps else None
+    socket = link.xdisplay.display.socket
+    while True:
+        now = time.monotonic()
+        if last_change is None:
+            stable = now - start >= first
+            deadline = start + first
+        else:
+            stable = now - last_change >= quiet
+            deadline = last_change + quiet
+        if stable or now - start >= window.timeout:
+            break
+        wake = min(deadline, start + window.timeout) - now
+        readable, _, _ = select.select([socket], [], [], max(wake, 0))
+        if readable:
+            read_available(link.xdisplay)
+            new = _take_in(link)
+            if new:
+                stamps += new
+                last_change = time.monotonic()
+                if latency is None:
+                    latency = last_change - start
+                tracker.subtract()
+                link.xdisplay.flush()
+    gaps = [(b - a) % _STAMP_WRAP for a, b in itertools.pairwise(stamps)]
+    # Timestamps are whole ms: a gap read as d ms was shorter than d + 1.
+    largest = max(gaps) + 1.0 if gaps else None
+    latency_ms = None if latency is None else latency * 1e3
+    window.last = SettleReport(
+        first * 1e3, quiet * 1e3, latency_ms, largest, len(early), late, late_gap
+    )
+    window.record(latency_ms, largest)
+    changes = tracker.events - events_before
+    return _marked(link, start, Settled(stable, now - start, changes))
+
+
+def _late(link: DamageLink, window: InputSettle) -> tuple[bool, float | None]:
+    """Whether damage came since the last settle ended, too soon after it for a full window to
+    have missed it (so the learned one was too short), and that gap in ms (None: unknown).
+
+    Not late: no such damage; more grabs than the step's own observation since (a reset, a
+    render: the damage may be theirs); damage a full ``quiet_ms`` or more after the last
+    (a blinking cursor: the fixed window would have missed it too)."""
+    tracker, marked = link.tracker, link.tracker.marked
+    if marked is None or tracker.events == marked[0] or link.grabs() - marked[2] > 1:
+        return False, None
+    first, stamp = tracker.first_since_mark, marked[1]
+    if first is None or stamp is None:
+        return True, None
+    gap = float((first - stamp) % _STAMP_WRAP)
+    return gap < window.quiet_ms, gap
+
+
+def _take_in(link: DamageLink) -> list[int]:
+    """Drain the event queue into the tracker; the damage events' server timestamps, in order."""
+    queue = link.xdisplay.display.event_queue
+    stamps = [event.timestamp for event in queue if link.tracker.is_damage_event(event)]
+    link.take_in()
+    return stamps
