@@ -14,6 +14,7 @@ vector env returned and its batched ``action_space`` (of ``DesktopEnv``'s ``"ful
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -57,13 +58,36 @@ def _check(action_space: Any, images: np.ndarray) -> None:
         )
 
 
+def _filled(action_space: spaces.Dict) -> dict[str, Any]:
+    """A member of ``action_space`` to fill in: one sample, drawn once per space and copied
+    (sampling every field, a text among them, cost more than the rest of a vector step's
+    work in this process)."""
+    global _FILL
+    if _FILL is None or _FILL[0] is not action_space:
+        _FILL = (action_space, action_space.sample())
+    return {name: copy.deepcopy(value) for name, value in _FILL[1].items()}
+
+
+_FILL: tuple[spaces.Dict, dict[str, Any]] | None = None
+
+
+def _random_points(action_space: spaces.Dict) -> np.ndarray:
+    point = action_space["point"]
+    return point.np_random.integers(point.low, point.high, endpoint=True).astype(point.dtype)
+
+
 def random_pointer(observations: Any, action_space: spaces.Dict) -> dict[str, Any]:
-    """A random pointer action per env (move, click, double or right click anywhere):
-    ``action_space.sample()`` with the type drawn from the pointer types only."""
+    """A random pointer action per env (move, click, double or right click anywhere): the
+    type drawn from the pointer types, the point from the space's points, the other fields
+    valid and unused."""
     images = _images(observations)
     _check(action_space, images)
-    actions = action_space.sample()
-    actions["type"] = action_space["type"].np_random.integers(0, len(POINTER_TYPES), len(images))
+    actions = _filled(action_space)
+    type_space = action_space["type"]
+    actions["type"] = type_space.np_random.integers(0, len(POINTER_TYPES), len(images)).astype(
+        type_space.dtype
+    )
+    actions["point"] = _random_points(action_space)
     return actions
 
 
@@ -72,8 +96,9 @@ def click_red_targets(observations: Any, action_space: spaces.Dict) -> dict[str,
     ``find_red_target``), or a click on a random point when it sees no target."""
     images = _images(observations)
     _check(action_space, images)
-    actions = action_space.sample()  # random points, and valid values for the unused fields
-    actions["type"] = np.full(len(images), CLICK, dtype=actions["type"].dtype)
+    actions = _filled(action_space)  # valid values for the unused fields
+    actions["type"] = np.full(len(images), CLICK, dtype=action_space["type"].dtype)
+    actions["point"] = _random_points(action_space)
     for index, image in enumerate(images):
         point = find_red_target(image)
         if point is not None:
