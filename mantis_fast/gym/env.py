@@ -35,7 +35,6 @@ from mantis_fast.gym.actions import GymResult
 from mantis_fast.gym.app_window import AppWindow, check_paint_timeout, wait_for_app_window
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.gym.upstream import from_upstream, image_size
-from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.connection import check_timeout
@@ -97,7 +96,8 @@ class XdotoolGymEnv(GymEnvironment):
     arrays, or PIL images with ``observation="pil"``: the screen, or with ``observation_size``
     (width, height) the screen area-resized to that size (the model's image) straight from the
     capture, so no full-size RGB frame is made for a brain that looks at a smaller one. Only the
-    rows DAMAGE reports changed are converted again each step.
+    rows DAMAGE reports changed are converted again each step, read once from the framebuffer
+    (``Capture.grab_resized``).
 
     ``reset`` returns once the app is up: a viewable top-level window of its process (or a new
     top-level window of no known owner; any new one after a launcher exited with 0) drawn
@@ -140,7 +140,6 @@ class XdotoolGymEnv(GymEnvironment):
         self.observation_kind = observation
         self.observation_size = observation_size
         self._image: np.ndarray | None = None  # the last observation, kept up to date
-        self._image_grab = -1  # the capture's grab count when _image was last brought up to date
         self.brain_size: tuple[int, int] | None = None  # set by a runner from its brain
         self.app_timeout, self.paint_timeout = app_timeout, paint_timeout
         self._processes: list[subprocess.Popen[bytes]] = []
@@ -237,16 +236,13 @@ class XdotoolGymEnv(GymEnvironment):
     def observe(self) -> np.ndarray | Image.Image:
         """The current screen as RGB at ``observation_size`` (default: the screen's), a fresh
         array: observations outlive the next grab."""
-        frame = self.capture.grab()
-        height, width = frame.shape[:2]
-        width, height = self.observation_size or (width, height)
-        grabs, changed = self.capture.last_change
+        width, height = self.observation_size or self.capture.size
         image = self._image
-        if image is None or image.shape[:2] != (height, width) or grabs != self._image_grab + 1:
-            image = self._image = np.empty((height, width, 3), np.uint8)
-            changed = None  # nothing to build on: convert it all
-        resize(frame, (width, height), out=image, changed_rows=changed)
-        self._image_grab = grabs
+        if image is not None and image.shape[:2] != (height, width):
+            image = None
+        # Read once from the framebuffer; with the last observation's array as ``out`` only
+        # the rows the screen changed in since are converted again.
+        image = self._image = self.capture.grab_resized((width, height), out=image)
         rgb = image.copy()
         return Image.fromarray(rgb) if self.observation_kind == "pil" else rgb
 
