@@ -1,7 +1,7 @@
 """Many desktops per machine: throughput and memory of ``make_vec`` against one process that
 steps its desktops one after the other.
 
-Run: .venv/bin/python benchmarks/bench_vector.py
+Run: .venv/bin/python benchmarks/bench_vector.py  (``--ray-sizes 1 4``: also ``DesktopPool``)
 
 For N = 1, 2, 4, 8, 16 desktops (``--sizes``) the ClickTarget task is played by a random pointer
 policy (``random_pointer``: moves and clicks anywhere) on a 1280x720 screen seen at 640x360:
@@ -207,6 +207,51 @@ def run_one_loop(n: int, warmup: int, seconds: float) -> dict:
     return {**rates(run, elapsed, cpu), "start_s": ready, **memory}
 
 
+def run_ray_pool(n: int, warmup: int, seconds: float) -> dict:
+    """``DesktopPool(n)`` on a Ray started here (one node, this machine's cores): the same
+    policy, autoreset inside the actors (a step that ends an episode returns the next one's
+    first observation), so every step is counted and the resets are the episodes ended."""
+    import ray
+
+    from mantis_fast.gym.ray_pool import DesktopPool
+
+    ray.init(
+        num_cpus=len(os.sched_getaffinity(0)), resources={"desktop": n},
+        include_dashboard=False, log_to_driver=False, configure_logging=False,
+    )  # fmt: skip
+    try:
+        with DesktopPool(n, ClickTarget(), **ENV_KWARGS) as pool:
+            started = time.perf_counter()
+            observations, _ = pool.reset(seed=0)
+            ready = time.perf_counter() - started
+            space = batch_space(pool.action_space, n)
+            space.seed(0)
+            for _ in range(warmup):
+                observations, *_ = pool.step(random_pointer(observations, space))
+            run = {"steps": 0, "resets": 0, "clean_steps": 0, "clean_s": 0.0}
+            begun = time.perf_counter()
+            while time.perf_counter() - begun < seconds:
+                actions = random_pointer(observations, space)
+                step_started = time.perf_counter()
+                observations, _, terminated, truncated, _ = pool.step(actions)
+                ended = int((terminated | truncated).sum())
+                run["resets"] += ended
+                if not ended:
+                    run["clean_steps"] += n
+                    run["clean_s"] += time.perf_counter() - step_started
+                run["steps"] += n
+            elapsed = time.perf_counter() - begun
+    finally:
+        ray.shutdown()
+    return {
+        "steps_per_s": run["steps"] / elapsed,
+        "steps_per_s_between_resets": run["clean_steps"] / max(run["clean_s"], 1e-9),
+        **run,
+        "seconds": elapsed,
+        "start_s": ready,
+    }
+
+
 def startup(contexts: list[str], repeats: int) -> dict[str, list[float]]:
     """Seconds from ``make_vec(4, context=...)`` to its first reset done, fresh interpreters."""
     times: dict[str, list[float]] = {context: [] for context in contexts}
@@ -304,10 +349,13 @@ def plot(results: dict, cores: int, path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
     parser.add_argument("--seconds", type=float, default=15.0, help="measured per run")
     parser.add_argument("--warmup", type=int, default=5, help="steps before measuring")
     parser.add_argument("--startup-repeats", type=int, default=3)
+    parser.add_argument(
+        "--ray-sizes", type=int, nargs="*", default=[], help="also DesktopPool(N) on a local Ray"
+    )
     parser.add_argument("--out", type=Path, default=Path("bench-results"))
     parser.add_argument("--plot-copy", type=Path, help="also copy the plot here")
     parser.add_argument("--replot", action="store_true", help="only draw the plot of --out's JSON")
@@ -344,6 +392,15 @@ def main() -> None:
                 f"ready in {row['start_s']:.1f}s",
                 flush=True,
             )
+    for n in args.ray_sizes:
+        row = {"n": n, **run_ray_pool(n, args.warmup, args.seconds)}
+        results.setdefault("ray_pool", []).append(row)
+        print(
+            f"ray_pool N={n}: {row['steps_per_s']:6.1f} steps/s, resets counted "
+            f"({row['resets']} resets; {row['steps_per_s_between_resets']:6.1f} steps/s "
+            f"between resets), ready in {row['start_s']:.1f}s",
+            flush=True,
+        )
     if args.startup_repeats:
         times = startup(["fork", "forkserver", "spawn"], args.startup_repeats)
         results["startup_4_desktops_s"] = {
@@ -358,6 +415,9 @@ def main() -> None:
 
 
 def write_plot(results: dict, out: Path, copy: Path | None) -> None:
+    if not results["vector"]:
+        print(f"wrote {out / 'bench_vector.json'} (no make_vec sizes: no plot)")
+        return
     plot(results, results["machine"]["usable_cores"], out / "vector_scaling.png")
     if copy is not None:
         copy.parent.mkdir(parents=True, exist_ok=True)
