@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from benchmarks import report
+from benchmarks import report, spread
 from tests.source_tree import ROOT
 
 COORDS, IMAGE = "benchmarks/bench_coords.py", "benchmarks/bench_image.py"
@@ -341,3 +341,40 @@ def test_format_time_keeps_three_significant_digits_and_a_unit(seconds: float) -
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
     assert float(value.replace(",", "")) * scale == pytest.approx(seconds, rel=0.006)
     assert unit == "us" or float(value.replace(",", "")) >= 1
+
+
+def test_spread_takes_medians_over_runs_and_ratios_within_each() -> None:
+    """The spread table: each member's median over the runs with its range, and the median of
+    the per-run ratios (never a ratio of medians taken from different runs)."""
+
+    def run(subject: float, peer: float) -> dict:
+        return report.build(_results(
+            _entry("loop", 0, "subject", "mantis_fast loop", subject),
+            _entry("loop", 0, "peer", "classic loop", peer),
+            _entry("loop", 0, "peer", "other peer", 1.0),
+        ))  # fmt: skip
+
+    runs = [run(0.010, 0.200), run(0.020, 0.300), run(0.012, 0.360)]
+    (row,) = spread.combine(runs)
+    assert row["peer_name"] == "classic loop"  # the first peer only, by default
+    assert row["ratio"] == pytest.approx([20.0, 15.0, 30.0])
+    table = spread.format_spread([row], len(runs))
+    assert "| loop | 12 ms (10 ms .. 20 ms) | classic loop | 300 ms (200 ms .. 360 ms) " in table
+    assert "| 20x (15x .. 30x) | 3 |" in table and "over 3 runs" in table
+    assert len(spread.combine(runs, all_peers=True)) == 2
+
+
+def test_spread_reads_report_files(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    built = report.build(_results(
+        _entry("png", 0, "subject", "mantis_fast png", 0.002),
+        _entry("png", 0, "peer", "Pillow", 0.05),
+    ))  # fmt: skip
+    paths = []
+    for index in range(2):
+        paths.append(tmp_path / f"run{index}.json")
+        paths[-1].write_text(json.dumps(built))
+    assert spread.main([*map(str, paths), "--out", str(tmp_path / "spread.md")]) == 0
+    printed = capsys.readouterr().out
+    row = "| png | 2 ms (2 ms .. 2 ms) | Pillow | 50 ms (50 ms .. 50 ms) | 25x (25x .. 25x) | 2 |"
+    assert row in printed
+    assert (tmp_path / "spread.md").read_text() == printed
