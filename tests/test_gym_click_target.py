@@ -205,3 +205,25 @@ def test_the_demo_app_answers_its_commands_in_order() -> None:
     place = [json.dumps({k: r[k] for k in ("x", "y")}) for r in (records[5][0], records[6][0])]
     reseeded = [json.dumps({k: r[k] for k in ("x", "y")}) for r in (records[6][2], records[5][2])]
     assert place == reseeded and place[0] != place[1]
+
+
+def test_the_frame_hash_of_an_unchanged_screen_is_not_recomputed(env: DesktopEnv) -> None:
+    """A step that changed no pixel (a move, a miss) keeps the last frame hash instead of
+    hashing the image again; every step's hash is still the image's own (the reference)."""
+    from mantis_fast.pixels.frames import frame_hash
+
+    observation, info = env.reset(seed=41)
+    assert info["frame_hash"] == frame_hash(observation)
+    x, y, _ = info["target"]
+    away = ((x + VIEWPORT[0] // 2) % VIEWPORT[0], (y + VIEWPORT[1] // 2) % VIEWPORT[1])
+    unchanged = []
+    for action in (
+        Action(ActionType.MOVE, {"x": away[0] // 2, "y": away[1] // 2}),
+        click_at(*away),  # a miss: the demo app draws nothing
+        click_at(x, y),  # a hit: the target moves
+        Action(ActionType.MOVE, {"x": 1, "y": 1}),
+    ):
+        observation, _, _, _, info = env.step(action)
+        assert info["frame_hash"] == frame_hash(observation)
+        unchanged.append(env.desktop.observation_unchanged)
+    assert unchanged == [True, True, False, True]

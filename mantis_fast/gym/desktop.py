@@ -175,6 +175,7 @@ class DesktopEnv(gymnasium.Env):
             adaptive_windows=False,
         )
         self._last: np.ndarray | None = None
+        self._last_hash: str | None = None  # frame_hash of _last
         self._pointer = (0, 0)
         self._steps = 0
         self._restarts: list[str] = []
@@ -382,8 +383,11 @@ class DesktopEnv(gymnasium.Env):
 
     # -- observations ------------------------------------------------------------------------
     def _observation(self, image: np.ndarray, info: dict[str, Any]) -> Any:
+        desktop = self._desktop
+        if self._last_hash is None or desktop is None or not desktop.observation_unchanged:
+            self._last_hash = frame_hash(image)  # unchanged pixels keep their hash
         self._last = image
-        info["frame_hash"] = frame_hash(image)
+        info["frame_hash"] = self._last_hash
         if self.observation_kind == "image":
             return image
         sx = self.observation_size[0] / self.viewport[0]

@@ -140,6 +140,9 @@ class XdotoolGymEnv(GymEnvironment):
         self.observation_kind = observation
         self.observation_size = observation_size
         self._image: np.ndarray | None = None  # the last observation, kept up to date
+        self._observed_at = -2  # the capture's grab count at the last observe()
+        self.observation_unchanged = False
+        """Whether the last ``observe()`` returned the same pixels as the one before it."""
         self.brain_size: tuple[int, int] | None = None  # set by a runner from its brain
         self.app_timeout, self.paint_timeout = app_timeout, paint_timeout
         self._processes: list[subprocess.Popen[bytes]] = []
@@ -243,6 +246,11 @@ class XdotoolGymEnv(GymEnvironment):
         # Read once from the framebuffer; with the last observation's array as ``out`` only
         # the rows the screen changed in since are converted again.
         image = self._image = self.capture.grab_resized((width, height), out=image)
+        grabs, changed = self.capture.last_change
+        # The same pixels as the last observation: no other grab since it (which would have
+        # taken changes in), and none of the screen's rows changed.
+        self.observation_unchanged = grabs == self._observed_at + 1 and changed == []
+        self._observed_at = grabs
         rgb = image.copy()
         return Image.fromarray(rgb) if self.observation_kind == "pil" else rgb
 
