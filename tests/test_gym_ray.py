@@ -127,15 +127,14 @@ def test_the_pool_spans_both_nodes_and_steps_in_parallel(cluster: LocalCluster) 
         observations, infos = pool.reset(seed=0)
         assert observations.shape == (2, OBSERVATION[1], OBSERVATION[0], 3)
         assert observations.dtype == np.uint8 and len(infos) == 2
-        started = time.monotonic()
         observations, rewards, terminated, truncated, infos = pool.step(
             {"type": np.array([0, 0]), "point": np.array([[10, 10], [20, 20]])}  # batched Dict
         )
-        elapsed = time.monotonic() - started
         assert rewards.tolist() == [0.5, 0.5] and not terminated.any() and not truncated.any()
+        # In parallel: each 1 s reward ran while the other did (spans on one clock), which a
+        # loaded machine cannot fake, where a bound on the elapsed time could fail.
         (a0, a1), (b0, b1) = infos[0]["span"], infos[1]["span"]
         assert a0 < b1 and b0 < a1, "the two steps did not overlap"
-        assert elapsed < 1.9, f"two 1 s steps took {elapsed:.2f}s: not in parallel"
         assert infos[0]["dispatched"] == (20, 20) and infos[1]["dispatched"] == (40, 40)
 
 

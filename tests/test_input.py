@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from Xlib import display as xdisplay
 
 from mantis_fast.errors import InputError
 from mantis_fast.x11.input import Input, canonical_key_name, keysym_for_name
@@ -189,3 +190,9 @@ def test_thousands_of_notches_cost_linear_time(screen: Xvfb) -> None:
 def test_huge_coordinates_are_clamped(screen: Xvfb, x: int) -> None:
     with Input(screen.display) as inp:
         inp.move(x, 3)  # clamped to the screen, never an OverflowError
+    conn = xdisplay.Display(screen.display)
+    try:
+        pointer = conn.screen().root.query_pointer()
+    finally:
+        conn.close()
+    assert (pointer.root_x, pointer.root_y) == (0 if x < 0 else screen.size[0] - 1, 3)
