@@ -39,7 +39,7 @@ import pytest
 
 # bench_miniwob skips this module too when miniwob or gymnasium is missing. ``display`` and
 # ``sides`` are its fixtures (miniwob's env on an Xvfb of the module), used by name.
-from bench_miniwob import display, sides  # noqa: F401
+from bench_miniwob import display, sides, time_steps  # noqa: F401
 
 from mantis_fast.actions import Action, ActionType
 from mantis_fast.gym import ClickTarget, DesktopEnv
@@ -154,19 +154,7 @@ def stage_medians(benchmark, side: ClickTargetSide, kind: str) -> None:
 def test_step(benchmark, side: Any, who: str, operation: str) -> None:
     benchmark.group = operation
     benchmark.name = f"{who} step"
-    results: list[tuple[float, bool]] = []
-
-    def setup() -> tuple[tuple[Any], dict]:
-        if not results or results[-1][1]:  # the last step ended the episode
-            side.reset(next(SEEDS))
-        return (side.decide(),), {}
-
-    benchmark.pedantic(
-        lambda action: results.append(side.step(action)),
-        setup=setup,
-        rounds=STEP_ROUNDS,
-        warmup_rounds=1,
-    )
+    results = time_steps(benchmark, side, STEP_ROUNDS, SEEDS, reset_every_round=False)
     assert all(reward > 0 for reward, _ in results), results
     if who == "miniwob":  # one click solves click-test-2
         assert all(done for _, done in results), results

@@ -65,6 +65,28 @@ CHROME = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
+def time_steps(
+    benchmark: Any, side: Any, rounds: int, seeds: Iterator[int], *, reset_every_round: bool
+) -> list[tuple[float, bool]]:
+    """Time ``side.step`` (its ``(reward, done)`` per round, returned) over ``rounds`` rounds;
+    the untimed setup resets the episode to the next of ``seeds`` (every round, or when the
+    last step ended it) and reads the decision, so only the step is timed."""
+    results: list[tuple[float, bool]] = []
+
+    def setup() -> tuple[tuple[Any], dict]:
+        if reset_every_round or not results or results[-1][1]:
+            side.reset(next(seeds))
+        return (side.decide(),), {}
+
+    benchmark.pedantic(
+        lambda action: results.append(side.step(action)),
+        setup=setup,
+        rounds=rounds,
+        warmup_rounds=1,
+    )
+    return results
+
+
 # -- processes and memory ----------------------------------------------------------------------
 
 
@@ -289,18 +311,7 @@ def test_step(benchmark, sides, report_as, who: str, task: str) -> None:
         benchmark.extra_info["memory_rss_mib_with_xvfb"] = round(with_display, 1)
         print(f"\n{who} {task}: with its Xvfb, RSS {with_display:.0f} MiB")
     print(f"\n{who} {task}: {len(side.pids)} processes, RSS {memory:.0f} MiB per desktop")
-    results: list[tuple[float, bool]] = []
-
-    def setup():
-        side.reset(next(SEEDS))
-        return (side.decide(),), {}
-
-    benchmark.pedantic(
-        lambda action: results.append(side.step(action)),
-        setup=setup,
-        rounds=STEP_ROUNDS,
-        warmup_rounds=1,
-    )
+    results = time_steps(benchmark, side, STEP_ROUNDS, SEEDS, reset_every_round=True)
     if task == "click-test-2":  # one click solves it: the step landed on both sides
         assert all(done and reward > 0 for reward, done in results), results
 
