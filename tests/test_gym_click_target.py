@@ -21,6 +21,7 @@ from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.gym import ClickTarget, DesktopEnv
 from mantis_fast.gym.app_channel import AppChannel
+from mantis_fast.gym.tasks import UNANSWERED_SYNCS
 
 VIEWPORT = (640, 360)
 OBSERVATION = (320, 180)
@@ -110,6 +111,33 @@ class MuteTarget(ClickTarget):
         return [sys.executable, "-c", MUTE_APP]
 
 
+# An app that shows a target, answers a reseed with another target and then dies unanswering.
+DYING_APP = """
+import json, sys
+print(json.dumps({"type": "target", "id": 0, "x": 100, "y": 100, "r": 26}), flush=True)
+sys.stdin.readline()
+print(json.dumps({"type": "target", "id": 0, "x": 300, "y": 200, "r": 26}), flush=True)
+"""
+
+
+class DyingTarget(ClickTarget):
+    def command(self, seed: int) -> list[str]:
+        return [sys.executable, "-c", DYING_APP]
+
+
+def test_a_reseed_that_fails_waits_for_the_fresh_apps_target() -> None:
+    """The dying app's target, read on the way to a reseed answer that never came, is not the
+    fresh app's: the reset waits for the new app to show its own."""
+    task = DyingTarget()
+    with DesktopEnv(task, viewport=VIEWPORT, observation_size=OBSERVATION, app_timeout=None) as e:
+        _, info = e.reset(seed=1)
+        assert info["target"] == (100, 100, 26)
+        first = task.app_process
+        _, info = e.reset(seed=2)
+        assert task.app_process is not first and task.restarts == 1
+        assert info["target"] == (100, 100, 26)  # the fresh app's first, not (300, 200)
+
+
 def test_an_app_that_does_not_answer_falls_back_and_is_replaced() -> None:
     """No answer to a step's sync: the screen wait settles it; no answer to a reseed: a fresh
     app replaces the stuck one."""
@@ -128,6 +156,15 @@ def test_an_app_that_does_not_answer_falls_back_and_is_replaced() -> None:
         assert time.monotonic() - started >= settle_time and e.timings["settled"]
         e.reset(seed=2)
         assert task.app_process is not first and task.restarts == 1
+        # Three syncs in a row unanswered (the reset's own among them): stuck, replaced
+        # mid-episode, the step truncated.
+        second = task.app_process
+        for _ in range(UNANSWERED_SYNCS):
+            *_, truncated, info = e.step(click_at(10, 10))
+            if truncated:
+                break
+        assert "did not answer 3 syncs in a row" in info["app_restarted"]
+        assert task.app_process is not second and task.app_process.poll() is None
 
 
 def child(source: str) -> subprocess.Popen[bytes]:

@@ -267,6 +267,30 @@ def test_bad_arguments() -> None:
         random_pointer(np.zeros((2, 4, 4, 3), np.uint8), gymnasium.spaces.Discrete(2))
 
 
+def test_the_policies_draw_the_same_actions_after_the_same_seed() -> None:
+    """The policies draw only from the space's type and point generators (their filler for the
+    other fields comes from a copy of the space seeded apart): the same seed, the same draws,
+    however many spaces they met before."""
+    from mantis_fast.gym.action_space import action_space
+
+    images = np.zeros((3, 8, 8, 3), np.uint8)
+    space = gymnasium.vector.utils.batch_space(action_space((8, 8), "full", 0), 3)
+    other = gymnasium.vector.utils.batch_space(action_space((8, 8), "pointer", 0), 3)
+
+    def draws() -> list:
+        space.seed(7)
+        out = []
+        for _ in range(3):
+            out.append(random_pointer(images, space))
+            random_pointer(images, other)  # another space in between
+            out.append(click_red_targets(images, space))
+        return [(a["type"].tolist(), a["point"].tolist()) for a in out]
+
+    first = draws()
+    assert draws() == first
+    assert all(space.contains(random_pointer(images, space)) for _ in range(5))
+
+
 def test_a_bad_action_is_refused_before_any_worker_steps(envs: DesktopVectorEnv) -> None:
     """A NaN once killed its worker with a bare ValueError and the next step failed on the
     worker's ``None`` pipe. Every env's action is read here first: the error names the env

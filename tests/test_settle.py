@@ -214,7 +214,9 @@ def test_adaptive_window(samples: list[float], ceiling: float, expected: float) 
     assert adaptive_window_ms(samples, 3.0, 4.0, ceiling) == expected
 
 
-def reference_windows(steps: list, quiet_ms: float, learn: int = 4, history: int = 16) -> list:
+def reference_windows(
+    steps: list, quiet_ms: float, floor_ms: float, learn: int = 4, history: int = 16
+) -> list:
     """The quiet window (ms) before each step, worked out from the whole record every time. A
     step is a response's largest gap, None (no damage) or ``"late G"`` (late damage G ms on)."""
     windows: list[float] = []
@@ -233,7 +235,7 @@ def reference_windows(steps: list, quiet_ms: float, learn: int = 4, history: int
             adaptive_since_full += 1
         full = len(responses) < learn or adaptive_since_full >= history
         gaps = [gap for _, gap, _ in kept][-history:]
-        windows.append(quiet_ms if full else min(max(3.0 * max(gaps), 4.0), quiet_ms))
+        windows.append(quiet_ms if full else min(max(3.0 * max(gaps), floor_ms), quiet_ms))
         if step is not None:
             record.append(("response", step, full))
     return windows
@@ -258,7 +260,7 @@ def test_quiet_window_against_a_slow_reference(steps: list) -> None:
         else:
             windows.append(settle.quiet_s * 1e3)
             settle.record(None if step is None else 1.0, step)
-    assert windows == pytest.approx(reference_windows(steps, QUIET_MS))
+    assert windows == pytest.approx(reference_windows(steps, QUIET_MS, settle.floor_ms))
 
 
 @pytest.mark.parametrize("limits", [(-1.0, 30.0), (0.5, -1.0), (0.5, float("nan"))])

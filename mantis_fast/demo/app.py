@@ -92,19 +92,24 @@ def main() -> None:
         place()
         emit({"type": "ready", "width": width, "height": height})
 
-    def synced(command: dict) -> None:
+    def handle_input() -> None:
         root.winfo_pointerxy()  # a round trip: every event the server sent before now is here
         root.update()  # ... and handled (a hit moves the target)
+
+    def synced(command: dict) -> None:
+        handle_input()
         root.winfo_pointerxy()  # a round trip: the server has drawn what that changed
         emit({"type": "synced", "id": command.get("id")})
 
     def reseed(command: dict) -> None:
+        handle_input()  # input still queued belongs to the old episode
         rng.seed(command["seed"])
         state["id"] = 0
         place()
+        synced(command)
 
     if args.control:
-        serve_commands(root, {"sync": synced, "reseed": lambda c: (reseed(c), synced(c))})
+        serve_commands(root, {"sync": synced, "reseed": reseed})
     root.after(100, ready)
     root.mainloop()
 
@@ -116,8 +121,9 @@ def serve_commands(root: tk.Tk, handlers: dict) -> None:
 
     def readable(_fd: int, _mask: int) -> None:
         chunk = os.read(fd, 1 << 16)
-        if not chunk:  # the controller closed the pipe: no more commands
+        if not chunk:  # the controller closed the pipe or died: nobody drives this app
             root.tk.deletefilehandler(fd)
+            root.destroy()
             return
         pending.extend(chunk)
         while b"\n" in pending:

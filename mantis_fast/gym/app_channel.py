@@ -45,19 +45,21 @@ class AppChannel:
             )
         self.process = process
         self._out = process.stdout.fileno()
+        self._in = process.stdin.fileno()
+        # A record is far below PIPE_BUF, so a write is whole or refused: an app that stopped
+        # reading (its pipe full) is reported at once instead of blocking the env.
+        os.set_blocking(self._in, False)
         self._partial = bytearray()
         self._records: deque[dict[str, Any]] = deque()
         self.ended = False  # the app's output has ended
 
     def send(self, record: dict[str, Any]) -> bool:
         """Write ``record`` as one line; False when the app no longer reads its stdin."""
-        assert self.process.stdin is not None
+        line = json.dumps(record).encode() + b"\n"
         try:
-            self.process.stdin.write(json.dumps(record).encode() + b"\n")
-            self.process.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):  # exited, or the pipe was closed
+            return os.write(self._in, line) == len(line)
+        except OSError:  # exited (a broken pipe), closed, or full: not reading
             return False
-        return True
 
     def receive(self, timeout: float) -> dict[str, Any] | None:
         """The next record, waiting up to ``timeout`` seconds for it (None: none came);
@@ -73,6 +75,10 @@ class AppChannel:
             chunk = os.read(self._out, 1 << 16)
             if not chunk:
                 self.ended = True
+                last = _record(bytes(self._partial))  # a last line without its newline
+                self._partial.clear()
+                if last is not None:
+                    self._records.append(last)
                 continue
             self._partial.extend(chunk)
             *lines, rest = bytes(self._partial).split(b"\n")

@@ -245,11 +245,12 @@ class XdotoolGymEnv(GymEnvironment):
             image = None
         # Read once from the framebuffer; with the last observation's array as ``out`` only
         # the rows the screen changed in since are converted again.
+        reused = image is not None
         image = self._image = self.capture.grab_resized((width, height), out=image)
         grabs, changed = self.capture.last_change
-        # The same pixels as the last observation: no other grab since it (which would have
-        # taken changes in), and none of the screen's rows changed.
-        self.observation_unchanged = grabs == self._observed_at + 1 and changed == []
+        # The same pixels as the last observation: its array reused, no other grab since it
+        # (which would have taken changes in), and none of the screen's rows changed.
+        self.observation_unchanged = reused and grabs == self._observed_at + 1 and changed == []
         self._observed_at = grabs
         rgb = image.copy()
         return Image.fromarray(rgb) if self.observation_kind == "pil" else rgb

@@ -59,13 +59,17 @@ def _check(action_space: Any, images: np.ndarray) -> None:
 
 
 def _filled(action_space: spaces.Dict) -> dict[str, Any]:
-    """A member of ``action_space`` to fill in: one sample, drawn once per space and copied
-    (sampling every field, a text among them, cost more than the rest of a vector step's
-    work in this process)."""
+    """A member of ``action_space`` to fill in: one sample of a copy of the space seeded 0
+    (the space's own generators are left alone), drawn once per space and copied (sampling
+    every field, a text among them, cost more than the rest of a vector step's work in this
+    process)."""
     global _FILL
-    if _FILL is None or _FILL[0] is not action_space:
-        _FILL = (action_space, action_space.sample())
-    return {name: copy.deepcopy(value) for name, value in _FILL[1].items()}
+    fill = _FILL
+    if fill is None or fill[0] is not action_space:
+        filler = copy.deepcopy(action_space)
+        filler.seed(0)
+        fill = _FILL = (action_space, filler.sample())
+    return {name: copy.deepcopy(value) for name, value in fill[1].items()}
 
 
 _FILL: tuple[spaces.Dict, dict[str, Any]] | None = None

@@ -33,6 +33,9 @@ APP_START_TIMEOUT_S = 20.0
 # A reseed is a redraw of one target: an app that has not answered in this long is stuck, and a
 # fresh one replaces it.
 APP_RESEED_TIMEOUT_S = 2.0
+# A step's sync unanswered this many times in a row: the app is stuck, and the env replaces it
+# (the step is truncated, as when the app died).
+UNANSWERED_SYNCS = 3
 # After a click, how long to wait for the app to say whether it hit: the env has already waited
 # for the screen to settle, so the answer is normally there.
 CLICK_VERDICT_TIMEOUT_S = 0.5
@@ -143,6 +146,7 @@ class ClickTarget(Task):
         self._synced_at_start = False  # the last start ended with the app's sync
         self._verdicts: list[str] = []  # "hit"/"miss" not yet scored
         self._sync_id = 0
+        self._unanswered = 0  # syncs in a row the app did not answer in time
         self.hits = 0
         self.target: tuple[int, int, int] | None = None
         self.restarts = 0  # app processes started after the first (it had died, or was asked)
@@ -163,6 +167,7 @@ class ClickTarget(Task):
         reuse = self._running() and not options.get("restart")
         if reuse and self._sync({"cmd": "reseed", "seed": seed}, APP_RESEED_TIMEOUT_S):
             self._synced_at_start = True
+            self._verdicts = []  # the last episode's, read on the way to the answer
             return {"app_seed": seed, "target": self.target}
         # Not running, asked to restart, or no answer (stuck or dying): a fresh app.
         if self._channel is not None:
@@ -172,11 +177,12 @@ class ClickTarget(Task):
         return {"app_seed": seed, "target": self.target}
 
     def _launch(self, desktop: Any, seed: int) -> None:
+        self.target, self._verdicts = None, []  # a failed reseed may have read the old app's
         argv = self.command(seed)
         env = {**os.environ, "DISPLAY": desktop.display}
         process = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._channel, self._launched = AppChannel(process), True
-        self._synced_at_start = False
+        self._synced_at_start, self._unanswered = False, 0
         deadline = time.monotonic() + APP_START_TIMEOUT_S
         while self.target is None:
             record = self._channel.receive(deadline - time.monotonic())
@@ -241,7 +247,11 @@ class ClickTarget(Task):
             return Settled(True, 0.0, 0)  # the reseed's answer already said so
         started = time.monotonic()
         if not self._sync({"cmd": "sync"}, getattr(desktop, "settle_time", 2.0)):
+            self._unanswered += 1
+            if self._unanswered >= UNANSWERED_SYNCS and self._running():
+                raise AppError(f"the demo app did not answer {self._unanswered} syncs in a row")
             return None
+        self._unanswered = 0
         return Settled(True, time.monotonic() - started, 0)
 
     def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:

@@ -88,8 +88,8 @@ class InputSettle:
         timeout: float,
         quiet_ms: float,
         *,
-        floor_ms: float = 4.0,
-        first_floor_ms: float = 8.0,
+        floor_ms: float = 10.0,
+        first_floor_ms: float = 25.0,
         factor: float = 3.0,
         history: int = 16,
         learn: int = 4,
@@ -275,6 +275,13 @@ def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
     return _marked(link, start, Settled(stable, now - start, changes))
 
 
+def _signed_ms(difference: int) -> int:
+    """A difference of two 32-bit ms timestamps, wrapped into -2**31 .. 2**31 - 1 (the later
+    one may be an estimate slightly before the earlier)."""
+    difference %= _STAMP_WRAP
+    return difference - _STAMP_WRAP if difference >= _STAMP_WRAP // 2 else difference
+
+
 def _late(link: DamageLink, window: InputSettle) -> tuple[bool, float | None]:
     """Whether damage came since the last settle ended, too soon after it for a full window to
     have missed it (so the learned one was too short), and that gap in ms (None: unknown).
@@ -288,7 +295,7 @@ def _late(link: DamageLink, window: InputSettle) -> tuple[bool, float | None]:
     first, stamp = tracker.first_since_mark, marked[1]
     if first is None or stamp is None:
         return True, None
-    gap = float((first - stamp) % _STAMP_WRAP)
+    gap = float(_signed_ms(first - stamp))
     return gap < window.quiet_ms, gap
 
 
