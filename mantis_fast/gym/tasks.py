@@ -162,7 +162,7 @@ class ClickTarget(Task):
 
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
         seed = int(options.get("app_seed", rng.integers(0, 2**31 - 1)))
-        self.hits, self.target, self._verdicts = 0, None, []
+        self.hits, self.target = 0, None
         self._launched = False
         reuse = self._running() and not options.get("restart")
         if reuse and self._sync({"cmd": "reseed", "seed": seed}, APP_RESEED_TIMEOUT_S):
