@@ -73,6 +73,7 @@ lint: build
 	$(VENV)/bin/ruff check mantis_fast tests benchmarks setup.py conftest.py
 	$(VENV)/bin/ruff format --check mantis_fast tests benchmarks setup.py conftest.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(shell find src_cython -name "*.pyx" -o -name "*.pxi" -o -name "*.pxd")
+	$(VENV)/bin/mypy
 	$(VENV)/bin/stubtest --mypy-config-file stubtest.ini --allowlist stubtest-allowlist.txt $(STUB_MODULES)
 
 # The release wheel as users get it: `python -m build` makes the sdist and builds the wheel from
