@@ -17,7 +17,7 @@ KERNELS := $(shell find src_cython -name '_*.pyx')
 # built modules with mypy's stubtest.
 STUB_MODULES := $(subst /,.,$(patsubst src_cython/%.pyx,mantis_fast/%,$(KERNELS)))
 
-.PHONY: test soak demo bench lint build suites system-deps clean wheel wheel-test
+.PHONY: test test-fast soak demo bench lint docs build suites system-deps clean wheel wheel-test
 
 system-deps:
 	@missing=0; for b in $(SYSTEM_BINARIES); do command -v $$b >/dev/null 2>&1 || missing=1; done; \
@@ -36,7 +36,7 @@ PYAUTOGUI := pyautogui==0.9.54 pymsgbox pytweening pyscreeze pygetwindow mousein
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint,ray,release]'
+	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint,ray,release,docs]'
 	$(PY) -m pip install -q --no-deps $(PYAUTOGUI)
 	touch $(STAMP)
 
@@ -47,14 +47,20 @@ build: $(STAMP)
 # The originals' own test suites (mss, Pillow, pyautogui), from their sdists, run against the
 # drop-ins by tests/test_upstream_*.py; fetched once into .suites/.
 suites: $(STAMP)
-	$(PY) -m tests.upstream_suites
+	$(PY) -m tests.support.upstream_suites
 
 test: system-deps build suites
 	$(PY) -m pytest
 
-# Long runs asserting flat descriptors, RSS and SysV segments (tests/test_soak.py; minutes).
+# The pure layers' tests alone, with no X server on the machine (a test that tries to start
+# one fails): seconds, for the edit-test loop. `make test` remains what CI runs.
+test-fast: build
+	MANTIS_TEST_NO_X=1 $(PY) -m pytest -m "not x11 and not slow" -q \
+		tests/pixels tests/geometry tests/loops tests/actions tests/package/test_architecture.py
+
+# Long runs asserting flat descriptors, RSS and SysV segments (tests/package/test_soak.py; minutes).
 soak: system-deps build
-	$(PY) -m pytest tests/test_soak.py -m slow -s
+	$(PY) -m pytest tests/package/test_soak.py -m slow -s
 
 demo: system-deps build
 	$(PY) -m mantis_fast.cli demo
@@ -75,6 +81,11 @@ lint: build
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint $(shell find src_cython -name "*.pyx" -o -name "*.pxi" -o -name "*.pxd")
 	$(VENV)/bin/mypy
 	$(VENV)/bin/stubtest --mypy-config-file stubtest.ini --allowlist stubtest-allowlist.txt $(STUB_MODULES)
+
+# The guide pages and the API reference (docs/conf.py) as HTML in docs/_build/html; any
+# warning (a docstring that does not parse, a broken cross-reference) fails the build.
+docs: build
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
 # The release wheel as users get it: `python -m build` makes the sdist and builds the wheel from
 # that sdist (in an isolated environment, as pip would); auditwheel then vendors libgomp into it
@@ -99,7 +110,7 @@ wheel-test: system-deps wheel suites
 	$(PYTHON) -m venv $(WHEEL_TEST)/core
 	$(WHEEL_TEST)/core/bin/python -m pip install -q --upgrade pip
 	$(WHEEL_TEST)/core/bin/python -m pip install -q $(WHEELHOUSE)/*.whl
-	cd $(WHEEL_TEST) && core/bin/python $(CURDIR)/tests/core_path.py --core-only
+	cd $(WHEEL_TEST) && core/bin/python $(CURDIR)/tests/support/core_path.py --core-only
 	$(PYTHON) -m venv $(WHEEL_TEST)/venv
 	$(WHEEL_TEST)/venv/bin/python -m pip install -q --upgrade pip
 	$(WHEEL_TEST)/venv/bin/python -m pip install -q "$$(ls $(WHEELHOUSE)/*.whl)[test,bench,ray]"
@@ -110,4 +121,4 @@ wheel-test: system-deps wheel suites
 		../venv/bin/python -m pytest
 
 clean:
-	rm -rf build $(DIST) $(WHEELHOUSE) *.egg-info $$(find mantis_fast -name '*.so')
+	rm -rf build docs/_build $(DIST) $(WHEELHOUSE) *.egg-info $$(find mantis_fast -name '*.so')

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +22,40 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     """``MANTIS_TEST_INSTALLED=1`` (``make wheel-test``): the package under test must be the
-    installed one, never a source folder beside the tests."""
+    installed one, never a source folder beside the tests. ``MANTIS_TEST_NO_X=1``
+    (``make test-fast``): no X server may start, so a test that needs one and lacks the ``x11``
+    marker fails instead of passing on a server it should not have."""
     if os.environ.get("MANTIS_TEST_INSTALLED") == "1" and config.rootpath in PACKAGE.parents:
         raise pytest.UsageError(f"testing the installed package, but imported {PACKAGE}")
+    if os.environ.get("MANTIS_TEST_NO_X") == "1":
+        _refuse_x_servers(config)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that takes a shared X server fixture needs an X server: marked ``x11`` here, so
+    modules mixing pure and X tests need no list of their own."""
+    for item in items:
+        if {"xvfb", "fresh_xvfb"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.x11)
+
+
+_NO_X_SERVER = """#!/bin/sh
+echo "make test-fast: this test starts an X server; mark its module pytest.mark.x11" >&2
+exit 1
+"""
+
+
+def _refuse_x_servers(config: pytest.Config) -> None:
+    """Put an ``Xvfb`` that refuses to start first on ``PATH`` (child processes inherit it:
+    ``mf.Xvfb``, ``xvfb-run`` and pyvirtualdisplay all find the server there) and forget
+    ``$DISPLAY``."""
+    folder = tempfile.mkdtemp(prefix="mantis-no-x-")
+    refusing = Path(folder, "Xvfb")
+    refusing.write_text(_NO_X_SERVER)
+    refusing.chmod(0o755)
+    os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ.pop("DISPLAY", None)
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 @pytest.fixture(scope="session")

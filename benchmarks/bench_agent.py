@@ -56,7 +56,7 @@ from mantis_fast.agent import AgentConfig, Engine
 from mantis_fast.agent.actions import NativeAnnotator
 from mantis_fast.agent.parse import parse_model_output
 from mantis_fast.pixels.encode import PngEncoder
-from tests.agent_stub import StubModel, reply_json
+from tests.support.agent_stub import StubModel, reply_json
 
 GROUP_TURN = "agent turn without the model (1080p -> 1280x720)"
 GROUP_ENGINE = "agent full turn, loopback no-op model (1080p -> 1280x720)"

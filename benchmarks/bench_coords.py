@@ -13,7 +13,8 @@ import os
 import numpy as np
 import pytest
 
-from mantis_fast import normalized_points_to_pixels, scale_brain_to_display, scale_points
+from mantis_fast import scale_brain_to_display, scale_points
+from mantis_fast.geometry import normalized_points_to_pixels
 
 BRAIN, DISPLAY = (1280, 720), (1920, 1080)
 ALL_CORES = len(os.sched_getaffinity(0))

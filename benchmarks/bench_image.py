@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mantis_fast import changed_bbox, encode_jpeg, encode_png, frame_hash, qwen_size, resize
+from mantis_fast import encode_jpeg, encode_png, frame_hash, qwen_size, resize
+from mantis_fast.pixels import changed_bbox
 from mantis_fast.pixels.encode import DEFLATERS, PNG_DEFLATE, PngEncoder
 
 
@@ -275,7 +276,7 @@ def test_numpy_changed_bbox_one_pixel(benchmark):
 
 def test_phash_64(benchmark):
     """Upstream Mantis's state-loop hash, byte-compatible, from the BGRX capture."""
-    from mantis_fast import phash_64
+    from mantis_fast.pixels import phash_64
 
     benchmark.group = "frame hash 1080p"
     benchmark(phash_64, FRAMES["1080p"])
@@ -293,6 +294,6 @@ def test_pillow_phash_64(benchmark):
                    if pixels[r * 9 + c] > pixels[r * 9 + c + 1])  # fmt: skip
         return f"{bits:016x}{min(sum(pixels) // 72 // 16, 15):x}"
 
-    from mantis_fast import phash_64
+    from mantis_fast.pixels import phash_64
 
     assert benchmark(pillow) == phash_64(frame)

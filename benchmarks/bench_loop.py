@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mantis_fast import LoopDetector, drift_loop_flags
-from tests.loop_reference import ReferenceLoopDetector, reference_drift_flags
+from mantis_fast import LoopDetector
+from mantis_fast.loops import drift_loop_flags
+from tests.support.loop_reference import ReferenceLoopDetector, reference_drift_flags
 
 STEPS = 1_000_000
 WINDOW = 8  # the runner's hard loop window

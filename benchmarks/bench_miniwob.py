@@ -30,8 +30,8 @@ through its element actions (``CLICK_ELEMENT`` on the ref its observation assign
 
 miniwob's env runs non-headless (``render_mode="human"``) on an Xvfb of this module, as a
 screen-reading agent would use it. It passes no ``--no-sandbox`` there, which Chromium needs as
-root: ``tests.miniwob_peer.sandbox_free_chrome`` adds it to the ChromeOptions miniwob creates
-(only as root).
+root: ``tests.support.miniwob_peer.sandbox_free_chrome`` adds it to the ChromeOptions miniwob
+creates (only as root).
 The miniwob side skips when the package, Chromium or chromedriver is missing.
 """
 
@@ -53,7 +53,7 @@ pytest.importorskip("gymnasium")
 
 from mantis_fast.gym.miniwob import miniwob_env
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
-from tests.miniwob_peer import sandbox_free_chrome
+from tests.support.miniwob_peer import sandbox_free_chrome
 
 TASKS = ("click-test-2", "enter-text")
 STEP_ROUNDS = 20

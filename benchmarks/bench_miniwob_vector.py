@@ -57,7 +57,7 @@ from mantis_fast import Xvfb
 from mantis_fast.gym.desktop import POINTER_TYPES
 from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask
 from mantis_fast.gym.policies import random_pointer
-from tests.miniwob_peer import sandbox_free_chrome
+from tests.support.miniwob_peer import sandbox_free_chrome
 
 TASK = "click-test-2"
 N = 8

@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 from mantis_fast.gym import ClickTarget
-from mantis_fast.gym.ray_pool import register_rllib_env
+from mantis_fast.gym.rllib import register_rllib_env
 
 LUMA = np.array([0.299, 0.587, 0.114], np.float32)
 

@@ -50,7 +50,9 @@ class InputBackend(Protocol):
     def move(self, x: float, y: float) -> None: ...
     def click(self, x: float, y: float, button: str = "left", count: int = 1) -> None: ...
     def double_click(self, x: float, y: float, button: str = "left") -> None: ...
-    def drag(self, x1: float, y1: float, x2: float, y2: float, **kwargs: Any) -> None: ...
+    def drag(
+        self, x1: float, y1: float, x2: float, y2: float, *, steps: int = ..., duration: float = ...
+    ) -> None: ...
     def scroll(self, x: float, y: float, direction: str = "down", notches: int = 1) -> None: ...
     def key(self, combo: str) -> None: ...
     def type(self, text: str) -> None: ...
@@ -67,14 +69,31 @@ class Dispatched(NamedTuple):
 class Dispatcher:
     """Dispatch actions through ``pointer``.
 
-    ``screen_size`` returns the live (width, height) of the screen (default: ``pointer.size``).
-    ``crop`` is the working area of normalized actions (``CAPTURE_CROP``; None: the screen).
-    ``launch`` starts an app for ``launch_app`` (an argv list); without one that action is
-    refused, so a model reply can never start programs where nobody allowed it. ``drag_steps``
-    and ``drag_step_delay`` pace drags that do not say their own steps and duration.
-    ``displays`` returns the live monitors for actions that name a display (default: the
-    backend's ``monitors``, e.g. ``Input.monitors``); ``platform`` is passed to
-    ``local_to_global`` (None: ``sys.platform``).
+    Parameters
+    ----------
+    pointer : InputBackend
+        The input backend (``mantis_fast.Input`` is one).
+    screen_size : callable, optional
+        Returns the live ``(width, height)`` of the screen; None (the default) reads
+        ``pointer.size``.
+    crop : mapping or tuple, optional
+        The working area of normalized actions (``CAPTURE_CROP``); None (the default) is the
+        screen.
+    launch : callable, optional
+        Starts an app for ``launch_app`` (given an argv list). None (the default) refuses that
+        action, so a model reply can never start programs where nobody allowed it.
+    drag_steps : int, optional
+        Steps of a drag that does not say its own; None (the default): 10.
+    drag_step_delay : float, default 0.0
+        Seconds per step of a drag that does not say its own duration.
+    displays : callable, optional
+        Returns the live monitors, for actions that name a display; None (the default) uses
+        the backend's ``monitors`` (e.g. ``Input.monitors``).
+    platform : str, optional
+        Passed to `~mantis_fast.geometry.displays.local_to_global`; None (the default) is
+        ``sys.platform``.
+    sleep : callable, default time.sleep
+        Called with the seconds of a ``wait`` action.
     """
 
     def __init__(
@@ -100,8 +119,24 @@ class Dispatcher:
         self.platform = platform
         self._sleep = sleep
 
+    def _screen(self) -> tuple[int, int]:
+        """The live (width, height), read now."""
+        width, height = self._screen_size()
+        return width, height
+
     def displays(self) -> Sequence[Display]:
-        """The monitors now, for actions that name a display."""
+        """The monitors now, for actions that name a display.
+
+        Returns
+        -------
+        sequence of Display
+            What the ``displays`` source (else the backend's ``monitors``) gives now.
+
+        Raises
+        ------
+        InvalidInputError
+            There is no display list (no ``displays=`` and no ``monitors`` on the backend).
+        """
         source = self._displays or getattr(self.pointer, "monitors", None)
         if source is None:
             raise InvalidInputError(
@@ -118,9 +153,33 @@ class Dispatcher:
         image_size: Sequence[int] | None = None,
         displays: Sequence[Display] | None = None,
     ) -> Point:
-        """One point of ``action`` (in its space) -> a screen pixel, clamped to the screen (to
-        its display when the action names one; ``displays`` saves reading the list again)."""
-        screen = tuple(self._screen_size())
+        """Map one point of ``action``, in its space, to a screen pixel.
+
+        Parameters
+        ----------
+        action : Action
+            The validated action the point belongs to (its ``space`` and display).
+        x, y : float
+            The point.
+        image_size : sequence of int, optional
+            ``(width, height)`` of the image the model saw, for ``"image"`` actions; None (the
+            default): the screen's (or the display's) own size.
+        displays : sequence of Display, optional
+            The monitors, for an action that names a display; None (the default) reads them
+            (passing them saves reading the list again).
+
+        Returns
+        -------
+        tuple of int
+            ``(x, y)`` screen pixel, clamped to the screen (to its display when the action
+            names one).
+
+        Raises
+        ------
+        InvalidInputError
+            An unknown display, one entirely off the screen, or no display list.
+        """
+        screen = self._screen()
         if action.display_id is not None:
             displays = displays or self.displays()
             _on_screen(resolve_display(action.display_id, displays=displays), screen)
@@ -157,9 +216,27 @@ class Dispatcher:
     def dispatch(self, action: Action, image_size: Sequence[int] | None = None) -> Dispatched:
         """Validate ``action``, map its points to the live screen, and perform it.
 
-        ``image_size`` is the (width, height) of the image the model saw, for ``"image"``
-        actions (None: the screen's own size). Bad actions raise ``InvalidInputError``; a dead
-        server raises ``ConnectionLostError`` from the backend.
+        Parameters
+        ----------
+        action : Action
+            The action.
+        image_size : sequence of int, optional
+            ``(width, height)`` of the image the model saw, for ``"image"`` actions; None (the
+            default): the screen's own size.
+
+        Returns
+        -------
+        Dispatched
+            The validated action, the screen pixels it touched and, for ``launch_app``, the
+            argv launched.
+
+        Raises
+        ------
+        InvalidInputError
+            A bad action (not an ``Action``, invalid parameters, an unknown display, or
+            ``launch_app`` without a launcher).
+        ConnectionLostError
+            From the backend, when the server is dead.
         """
         if not isinstance(action, Action):
             kind = type(action)  # its module too: another project's class may be "Action" as well
@@ -172,7 +249,7 @@ class Dispatcher:
         displays = None if action.display_id is None else self.displays()
         pixels = [self.to_screen(action, x, y, image_size, displays) for x, y in action.points()]
         if kind is ActionType.SCROLL and not pixels:  # a scroll without a point: the centre
-            screen = tuple(self._screen_size())
+            screen = self._screen()
             box = (0, 0, *screen)
             if displays is not None:  # the centre of the display's part of the screen
                 box = _on_screen(resolve_display(action.display_id, displays=displays), screen)

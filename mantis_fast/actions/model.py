@@ -26,14 +26,16 @@ checked, coerced and bounded; the agent's reply parser, the Gym env and the over
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
-from numbers import Integral
-from typing import Any
+from enum import Enum, EnumMeta
+from typing import Any, NamedTuple
 
+from mantis_fast._validate import is_int, must_be, number, shown
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
+from mantis_fast.geometry.coords import NORMALIZED_MAX
+from mantis_fast.geometry.parse import coerce_coordinate
 
 __all__ = [
     "CANONICAL_NAMES",
@@ -46,7 +48,11 @@ __all__ = [
     "SCROLL_DIRECTIONS",
     "SPATIAL_ACTIONS",
     "Action",
+    "ActionFields",
     "ActionType",
+    "action_type",
+    "canonical_name",
+    "read_action",
 ]
 
 COORD_SPACES = ("image", "normalized", "screen")
@@ -61,9 +67,71 @@ MAX_DRAG_STEPS = 1000
 COORD_LIMIT = 2**31  # beyond any screen
 
 
-class ActionType(str, Enum):
-    """The action types; ``TYPE_TEXT`` and ``KEY_PRESS`` are the Gym spellings of ``TYPE`` and
-    ``KEY`` (the same members). ``ActionType("Key-Press")`` resolves any known alias."""
+#: The Gym member names that were aliases of canonical members, resolved with a
+#: ``DeprecationWarning`` for one release (their string values stay accepted: ``"type_text"``).
+_RENAMED_MEMBERS = {"TYPE_TEXT": "TYPE", "KEY_PRESS": "KEY"}
+
+
+def _renamed(cls: EnumMeta, name: str) -> Any:
+    """The member a renamed name stands for, with the warning (raised at the caller's line)."""
+    target = _RENAMED_MEMBERS[name]
+    warnings.warn(
+        f"ActionType.{name} is deprecated and will be removed in the next release; "
+        f"use ActionType.{target}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return cls._member_map_[target]
+
+
+class _ActionTypeMeta(EnumMeta):
+    """``ActionType.TYPE_TEXT`` / ``ActionType["KEY_PRESS"]`` -> the canonical member, warned.
+
+    They are not members: iterating ``ActionType`` (and ``__members__``) gives each canonical
+    type once."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name in _RENAMED_MEMBERS:
+            return _renamed(cls, name)
+        if name.startswith("_"):  # the class's own machinery, looked up while it is built
+            raise AttributeError(name)
+        try:  # what EnumMeta.__getattr__ does (Python 3.12 dropped it: members are attributes)
+            return cls._member_map_[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(cls, name: str) -> Any:
+        if name in _RENAMED_MEMBERS:
+            return _renamed(cls, name)
+        return super().__getitem__(name)
+
+
+class ActionType(str, Enum, metaclass=_ActionTypeMeta):
+    """The action types: a ``str`` enum whose values are the canonical names.
+
+    The members are ``MOVE``, ``CLICK``, ``DOUBLE_CLICK``, ``RIGHT_CLICK``, ``DRAG``,
+    ``SCROLL``, ``TYPE``, ``KEY``, ``WAIT``, ``DONE`` and ``LAUNCH_APP``, with the values
+    ``"move"``, ``"click"``, ..., ``"launch_app"``; ``str()`` of a member is its value.
+
+    Parameters
+    ----------
+    value : str
+        Any known name or alias, in any spelling `canonical_name` reads:
+        ``ActionType("Key-Press")`` is ``ActionType.KEY`` (``type_text`` and ``key_press``,
+        the Gym spellings, included).
+
+    Raises
+    ------
+    ValueError
+        An unknown name (`action_type` raises ``InvalidInputError`` naming the known ones
+        instead).
+
+    Notes
+    -----
+    The Gym member names ``TYPE_TEXT`` and ``KEY_PRESS`` are deprecated: they still resolve
+    to ``TYPE`` and ``KEY`` with a ``DeprecationWarning``, for one release. They are not
+    members: iterating ``ActionType`` gives each canonical type once.
+    """
 
     MOVE = "move"
     CLICK = "click"
@@ -76,16 +144,13 @@ class ActionType(str, Enum):
     WAIT = "wait"
     DONE = "done"
     LAUNCH_APP = "launch_app"
-    TYPE_TEXT = "type"
-    KEY_PRESS = "key"
 
     @classmethod
     def _missing_(cls, value: object) -> ActionType | None:
         if not isinstance(value, str):
             return None
-        name = value.strip().lower().replace("-", "_").replace(" ", "_")
-        name = _ALIASES.get(name, name)
-        return cls._value2member_map_.get(name)  # type: ignore[return-value]
+        # typeshed types the map's values as Enum; they are this class's members
+        return cls._value2member_map_.get(canonical_name(value))  # type: ignore[return-value]
 
     def __str__(self) -> str:
         return self.value
@@ -111,6 +176,28 @@ _ALIASES = {
 #: Every accepted spelling (lower case) -> its canonical name.
 CANONICAL_NAMES = {**{t.value: t.value for t in ActionType}, **_ALIASES}
 
+
+def action_type(name: Any) -> ActionType:
+    """The ``ActionType`` of any known name or alias; ``InvalidInputError`` naming the known
+    ones otherwise."""
+    try:
+        return ActionType(name)
+    except ValueError:
+        known = ", ".join(t.value for t in ActionType)
+        raise InvalidInputError(f"unknown action type {name!r}; known: {known}") from None
+
+
+def canonical_name(name: str) -> str:
+    """A type name as written -> its canonical name: stripped, lower-cased, ``-`` and spaces
+    read as ``_``, aliases resolved (``" Key-Press"`` -> ``"key"``). A name outside the
+    vocabulary comes back in that spelling (``"Scroll-Up"`` -> ``"scroll_up"``)."""
+    canonical = CANONICAL_NAMES.get(name)  # already a lower-case spelling: the common case
+    if canonical is not None:
+        return canonical
+    spelling = name.strip().lower().replace("-", "_").replace(" ", "_")
+    return CANONICAL_NAMES.get(spelling, spelling)
+
+
 #: Actions that touch one point (``x``, ``y``); a drag touches two.
 POINTER_ACTIONS = frozenset(
     {ActionType.MOVE, ActionType.CLICK, ActionType.DOUBLE_CLICK, ActionType.RIGHT_CLICK}
@@ -118,15 +205,83 @@ POINTER_ACTIONS = frozenset(
 #: Actions whose parameters hold points in the action's coordinate space.
 SPATIAL_ACTIONS = POINTER_ACTIONS | {ActionType.SCROLL, ActionType.DRAG}
 
+_TYPE_KEYS = ("name", "action", "type", "action_type")
 _POINT_KEYS = (("x", "x1", "start_x"), ("y", "y1", "start_y"))
 _END_KEYS = (("x2", "end_x"), ("y2", "end_y"))
 _DISPLAY_KEYS = ("display_id", "displayId", "display")
 _SOURCE_KEYS = ("coord_source", "coordSource")
+_DISPLAY_FIELDS = frozenset(_DISPLAY_KEYS + _SOURCE_KEYS)
 _ENVELOPE = frozenset(
-    {"name", "action", "type", "action_type", "params", "reasoning", "space"}
-    | set(_DISPLAY_KEYS)
-    | set(_SOURCE_KEYS)
+    {*_TYPE_KEYS, "params", "reasoning", "space"} | set(_DISPLAY_KEYS) | set(_SOURCE_KEYS)
 )
+
+
+class ActionFields(NamedTuple):
+    """An action read off a mapping, before its type is resolved: ``Action``'s fields."""
+
+    kind: str
+    params: dict[str, Any]
+    reasoning: str
+    space: str
+    display_id: Any
+    coord_source: Any
+
+
+def read_action(item: Mapping[str, Any], space: str = "normalized") -> ActionFields:
+    """The one reading of an action mapping, shared by ``Action.from_dict`` and the loop
+    detectors (``mantis_fast.loops.samples.normalize_action``).
+
+    * The type is the first of ``name``, ``action``, ``type``, ``action_type`` that is not
+      None: a string, or an enum member whose ``.value`` is one (another library's
+      ``ActionType``). It is returned as written; ``Action`` resolves it.
+    * The parameters are a nested ``params`` mapping (the Gym shape) updated with the other
+      keys, the display keys (``display_id``, ``displayId``, ``display``; ``coord_source``,
+      ``coordSource``) taken out, inside ``params`` or beside it.
+    * ``reasoning`` is a string (None or absent: ``""``); ``space`` one of ``COORD_SPACES``
+      (another value, or none: the ``space`` argument).
+
+    A missing type, a ``params`` that is not a mapping or a reasoning that is not a string
+    raises ``InvalidInputError``.
+    """
+    for key in _TYPE_KEYS:
+        kind = item.get(key)
+        if kind is not None:
+            break
+    if not isinstance(kind, str):
+        kind = getattr(kind, "value", kind)
+        if not isinstance(kind, str):
+            raise InvalidInputError(
+                f"no action name in {shown(dict(item), 160)}: the action type goes under "
+                "name, action, type or action_type, as a string"
+            )
+    nested = item.get("params")
+    if nested is None:
+        params: dict[str, Any] = {k: v for k, v in item.items() if k not in _ENVELOPE}
+    elif isinstance(nested, Mapping):
+        params = dict(nested)
+        params.update((k, v) for k, v in item.items() if k not in _ENVELOPE)
+    else:
+        raise InvalidInputError(f"action params must be a mapping, got {type(nested).__name__}")
+    display_id, source = None, "logical"
+    if not (_DISPLAY_FIELDS.isdisjoint(item) and _DISPLAY_FIELDS.isdisjoint(params)):
+        # The display may be named beside the point, inside ``params`` (the Gym shape), too.
+        outer = {**params, **item}
+        for key in _DISPLAY_FIELDS:
+            params.pop(key, None)
+        display_id = next((outer[k] for k in _DISPLAY_KEYS if outer.get(k) is not None), None)
+        source = next((outer[k] for k in _SOURCE_KEYS if outer.get(k) is not None), "logical")
+        source = source.strip().lower() if isinstance(source, str) else source
+    reasoning = item.get("reasoning")
+    if reasoning is None:
+        reasoning = ""
+    elif type(reasoning) is not str and not isinstance(reasoning, str):
+        raise InvalidInputError(
+            f"action reasoning must be a string, got {type(reasoning).__name__}"
+        )
+    given = item.get("space")
+    if isinstance(given, str) and given in COORD_SPACES:
+        space = given
+    return ActionFields(kind, params, reasoning, space, display_id, source)
 
 
 def _first(params: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
@@ -136,14 +291,9 @@ def _first(params: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-def _number(value: Any, what: str, low: float = -math.inf) -> float:
-    # ints are never infinite, and math.isfinite overflows on huge ones: check floats only
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidInputError(f"{what} must be a number, got {type(value).__name__} {value!r}")
-    if (isinstance(value, float) and not math.isfinite(value)) or value < low:
-        bound = f" >= {low:g}" if low > -math.inf else ""
-        raise InvalidInputError(f"{what} must be a finite number{bound}, got {value!r:.40}")
-    return value
+def _number(value: Any, what: str, low: float | None = None) -> Any:
+    """A finite number >= ``low``, as given (an int stays exact: the callers clamp it)."""
+    return number(value, what, low=low, as_float=False, fail=must_be)
 
 
 def _display_id(value: Any) -> int | None:
@@ -154,7 +304,7 @@ def _display_id(value: Any) -> int | None:
     text = value.strip() if isinstance(value, str) else ""
     if text.isascii() and text.isdecimal() and len(text) <= 10:  # ASCII digits ("²" is not)
         value = int(text)
-    if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= value < 2**31:
+    if not is_int(value) or not 0 <= int(value) < 2**31:
         raise InvalidInputError(
             f"display_id must be a non-negative integer or None, got {value!r:.40}"
         )
@@ -182,10 +332,31 @@ def _button(value: Any) -> str:
 class Action:
     """One action: ``Action(ActionType.CLICK, {"x": 640, "y": 360}, reasoning="...")``.
 
-    ``action_type`` may be any known name or alias (``"click"``, ``"KEY_PRESS"``); an unknown
-    one raises ``InvalidInputError`` naming it and the known ones. ``params`` is checked when
-    the action is validated (at dispatch), so a bad action sent to an env becomes a reported
-    error, not a crash.
+    Parameters
+    ----------
+    action_type : ActionType or str
+        The type: a member, or any known name or alias (``"click"``, ``"KEY_PRESS"``).
+    params : mapping, optional
+        The parameters (``x``, ``y``, ``text``, ``keys``...); empty by default. Checked when
+        the action is validated (`validated`, at dispatch), so a bad action sent to an env
+        becomes a reported error, not a crash.
+    reasoning : str, default ""
+        The model's reasoning.
+    space : {"image", "normalized", "screen"}, default "image"
+        The coordinate space of the points: pixels of the image the model saw, integers
+        0..1000 of the working area, or root-window pixels.
+    display_id : int, optional
+        The display (monitor) the points are local to: a non-negative integer (``"1"`` from a
+        model's JSON too). None (the default) is the whole screen.
+    coord_source : {"logical", "backing"}, default "logical"
+        Whether display pixels were read off a logical or a backing-store capture.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown type (named, with the known ones), ``params`` that is not a mapping, a
+        ``reasoning`` that is not a str, or a bad ``space``, ``display_id`` or
+        ``coord_source``.
     """
 
     action_type: ActionType
@@ -197,14 +368,7 @@ class Action:
 
     def __post_init__(self) -> None:
         if not isinstance(self.action_type, ActionType):
-            try:
-                kind = ActionType(self.action_type)
-            except ValueError:
-                known = ", ".join(t.value for t in ActionType)
-                raise InvalidInputError(
-                    f"unknown action type {self.action_type!r}; known: {known}"
-                ) from None
-            object.__setattr__(self, "action_type", kind)
+            object.__setattr__(self, "action_type", action_type(self.action_type))
         if not isinstance(self.params, Mapping):
             raise InvalidInputError(
                 f"action params must be a mapping, got {type(self.params).__name__}"
@@ -231,42 +395,56 @@ class Action:
     def from_dict(cls, item: Any, *, space: str = "normalized") -> Action:
         """An action from the JSON a model emits: ``{"name": "click", "x1": 500, "y1": 250}``.
 
-        The type may be under ``name``, ``action``, ``type`` or ``action_type``; parameters are
-        the other keys, or a ``params`` mapping (the Gym shape). A display is named by
-        ``display_id`` (or the seed's ``displayId``) and its pixel source by ``coord_source``
-        (``coordSource``). Not validated: call ``validated()``.
+        Parameters
+        ----------
+        item : mapping or Action
+            The action, read by `read_action`: the type may be under ``name``, ``action``,
+            ``type`` or ``action_type``; parameters are the other keys, and a ``params``
+            mapping (the Gym shape). A display is named by ``display_id`` (or the seed's
+            ``displayId``) and its pixel source by ``coord_source`` (``coordSource``). An
+            ``Action`` is returned as it is.
+        space : {"normalized", "image", "screen"}, default "normalized"
+            The coordinate space when ``item`` does not name one of ``COORD_SPACES``.
+
+        Returns
+        -------
+        Action
+            The action, not validated: call `validated`.
+
+        Raises
+        ------
+        InvalidInputError
+            ``item`` that is not a mapping, without an action type, or with an unknown one.
+
+        Examples
+        --------
+        >>> Action.from_dict({"name": "click", "x1": 500, "y1": "250"}).validated().to_dict()
+        {'name': 'click', 'x1': 500, 'y1': 250}
         """
         if isinstance(item, Action):
             return item
         if not isinstance(item, Mapping):
-            raise InvalidInputError(f"an action must be an object, got {item!r}"[:200])
-        kind = next((item[k] for k in ("name", "action", "type", "action_type") if k in item), None)
-        if not isinstance(kind, (str, ActionType)):
-            raise InvalidInputError(f"no action name in {dict(item)!r}"[:200])
-        nested = item.get("params")
-        params = dict(nested) if isinstance(nested, Mapping) else {}
-        params.update((k, v) for k, v in item.items() if k not in _ENVELOPE)
-        # The display may be named beside the point, inside ``params`` (the Gym shape), too.
-        outer = {**params, **item}
-        for key in (*_DISPLAY_KEYS, *_SOURCE_KEYS):
-            params.pop(key, None)
-        reasoning = item.get("reasoning", "")
-        space = item.get("space", space) if item.get("space") in COORD_SPACES else space
-        display_id = next((outer[k] for k in _DISPLAY_KEYS if outer.get(k) is not None), None)
-        source = next((outer[k] for k in _SOURCE_KEYS if outer.get(k) is not None), "logical")
-        source = source.strip().lower() if isinstance(source, str) else source
+            raise InvalidInputError(f"an action must be an object, got {shown(item, 160)}")
+        read = read_action(item, space)
         return cls(
-            kind,
-            params,
-            reasoning if isinstance(reasoning, str) else "",
-            space,
-            display_id,
-            source,
+            action_type(read.kind),
+            read.params,
+            read.reasoning,
+            read.space,
+            read.display_id,
+            read.coord_source,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form (``name``, points as ``x1, y1[, x2, y2]``, then the other parameters),
-        as the agent's ``/state``, its run logs and the panel's overlays read it."""
+        """The wire form, as the agent's ``/state``, its run logs and the panel's overlays read it.
+
+        Returns
+        -------
+        dict
+            ``name``, the points as ``x1, y1[, x2, y2]``, then the other parameters (None
+            values left out), ``display_id`` when set, ``coord_source`` when not
+            ``"logical"`` and ``reasoning`` when not empty.
+        """
         params = dict(self.params)
         data: dict[str, Any] = {"name": self.name}
         for wire, key in (("x1", "x"), ("y1", "y"), ("x2", "x2"), ("y2", "y2")):
@@ -283,7 +461,13 @@ class Action:
 
     # -- validation -------------------------------------------------------------------------
     def points(self) -> list[tuple[float, float]]:
-        """The points this action touches, in its own space (validated actions only)."""
+        """The points this action touches, in its own space (validated actions only).
+
+        Returns
+        -------
+        list of tuple
+            ``(x, y)``, then ``(x2, y2)`` for a drag; empty when the action has no point.
+        """
         params = self.params
         found = []
         for x_key, y_key in (("x", "y"), ("x2", "y2")):
@@ -292,9 +476,20 @@ class Action:
         return found
 
     def validated(self) -> Action:
-        """This action with canonical, checked parameters, or ``InvalidInputError`` saying what
-        is wrong (``"click needs params x and y"``, ``"x must be finite"``...).
+        """This action with canonical, checked parameters.
 
+        Returns
+        -------
+        Action
+            A new action whose ``params`` hold only the canonical keys of its type.
+
+        Raises
+        ------
+        InvalidInputError
+            What is wrong (``"click needs params x and y"``, ``"x must be finite"``...).
+
+        Notes
+        -----
         Points are coerced from what models emit (``"143"``, ``"x=143"``), must be finite, and
         in the normalized space are clamped to 0..1000 and rounded. Scroll amounts are clamped
         to 1..50 notches, typed text to 10,000 characters, waits to 60 s.
@@ -307,6 +502,7 @@ class Action:
                 out["x"], out["y"] = point
         if kind is ActionType.DRAG:
             end = self._point(_END_KEYS, required=True, what="x2 and y2")
+            assert end is not None  # required: a missing end point has raised
             out["x2"], out["y2"] = end
             steps, duration = params.get("steps"), params.get("duration")
             if steps is not None:

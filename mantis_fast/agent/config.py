@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mantis_fast._validate import described, flag, number, text
 from mantis_fast.errors import ConfigError
 from mantis_fast.pixels import sizing
 
 try:
     import tomllib
 except ImportError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+    import tomli as tomllib  # type: ignore[no-redef, unused-ignore]  # 3.11+: tomllib
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_UI_CONFIG", "AgentConfig", "ConfigError"]
 
@@ -109,35 +110,24 @@ CROP_KEYS = ("x1", "y1", "x2", "y2")
 FULL_SCREEN = {"x1": 0, "y1": 0, "x2": 1000, "y2": 1000}
 
 
-def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}"[:200]
-
-
 def _fail(key: str, value: Any, expected: str) -> ConfigError:
     top, dot, rest = key.partition(".")  # UI_CONFIG.executed_heat.stops
     name = top.upper() + dot + rest
-    return ConfigError(f"config key {name}: expected {expected}, got {_describe(value)}")
+    return ConfigError(f"config key {name}: expected {expected}, got {described(value, 200)}")
 
 
+def _rejected(key: str, expected: str, value: Any) -> ConfigError:
+    """``_fail`` in the argument order of ``mantis_fast._validate``'s ``fail``."""
+    return _fail(key, value, expected)
+
+
+# The checks of mantis_fast._validate, key first (the order of the key table's checkers) and
+# worded as configuration errors: "config key PORT: expected an integer >= 0 and <= 65535".
 def _number(key: str, value: Any, *, low: float | None = None, high: float | None = None,
-            low_open: bool = False, integer: bool = False) -> float | int:  # fmt: skip
-    kinds = "an integer" if integer else "a number"
-    bounds = []
-    if low is not None:
-        bounds.append(f"{'>' if low_open else '>='} {low:g}")
-    if high is not None:
-        bounds.append(f"<= {high:g}")
-    expected = kinds + (" " + " and ".join(bounds) if bounds else "")
-    ok_type = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, ok_type):
-        raise _fail(key, value, expected)
-    if isinstance(value, float) and not math.isfinite(value):  # (isfinite overflows on big ints)
-        raise _fail(key, value, expected)
-    if low is not None and (value <= low if low_open else value < low):
-        raise _fail(key, value, expected)
-    if high is not None and value > high:
-        raise _fail(key, value, expected)
-    return value if integer else float(value)
+            low_open: bool = False, integer: bool = False) -> Any:  # fmt: skip
+    noun = None if integer else "a number"  # no NaN in TOML: "a number" says it
+    return number(value, key, low=low, high=high, low_open=low_open, integer=integer,
+                  noun=noun, fail=_rejected)  # fmt: skip
 
 
 def _seconds(key: str, value: Any) -> float:
@@ -146,15 +136,11 @@ def _seconds(key: str, value: Any) -> float:
 
 
 def _text(key: str, value: Any, *, empty: bool = True) -> str:
-    if not isinstance(value, str) or (not empty and not value.strip()):
-        raise _fail(key, value, "a string" if empty else "a non-empty string")
-    return value
+    return text(value, key, empty=empty, fail=_rejected)
 
 
 def _flag(key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _fail(key, value, "true or false")
-    return value
+    return flag(value, key, fail=_rejected)
 
 
 def _choice(key: str, value: Any, choices: Iterable[str], *, fold=str.lower) -> str:

@@ -141,7 +141,6 @@ class Engine:
         self._injected_bytes = 0  # UTF-8 bytes waiting in _injections
         self._annotated: asyncio.Future[bytes] | None = None
         self._stopping = asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._frame_buffer: np.ndarray | None = None
         # One encoder per image stream: a turn re-deflates only the row bands that changed.
         self._raw_encoder = PngEncoder()
@@ -181,13 +180,13 @@ class Engine:
     def submit_annotated(self, seq: int, png: bytes) -> None:
         """The external annotator's image for turn ``seq``; anything but the pending seq while
         the engine waits for it raises ``SeqMismatch`` and changes nothing."""
-        waiting = self._annotated is not None and not self._annotated.done()
-        if not waiting or seq != self.pending_seq:
+        annotated = self._annotated
+        if annotated is None or annotated.done() or seq != self.pending_seq:
             raise SeqMismatch(
                 f"seq {seq!r} does not match pending_seq {self.pending_seq} (phase {self.phase})"
             )
         self.annotated_seq = seq
-        self._annotated.set_result(png)
+        annotated.set_result(png)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -247,7 +246,6 @@ class Engine:
     async def run(self) -> list[TurnResult]:
         """Run turns until the limit, ``stop()`` or a fatal model failure."""
         config = self.config
-        self._loop = asyncio.get_running_loop()
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="mantis-agent")
         capture = pointer = dispatcher = runlog = None
         try:
@@ -408,7 +406,7 @@ class Engine:
             timings.update(stage_times)
             self.annotated_seq = self.turn
         else:
-            self._annotated = self._loop.create_future()
+            self._annotated = asyncio.get_running_loop().create_future()  # run()'s loop
             self._set_phase("waiting_annotated")
             start = time.perf_counter()
             try:

@@ -137,10 +137,12 @@ class Panel:
             self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0
         )
         await self._runner.setup()
+        server = self._runner.server
+        assert server is not None  # AppRunner.setup() made it
         # aiohttp's protocol factory behind the guard, listening on a server of our own (a
         # TCPSite would hand aiohttp's factory to the loop directly)
         self.connections = ConnectionGuard(
-            self._runner.server,
+            server,
             max_connections=config.panel_max_connections,
             header_timeout=config.panel_header_timeout_seconds,
             request_timeout=config.panel_request_timeout_seconds,
@@ -180,16 +182,17 @@ class Panel:
         if not self.config.panel_token and not is_loopback(_host_name(request.host)):
             return _error(403, f"Host {request.host!r} is not a loopback name")  # no CORS
         origin = request.headers.get("Origin")
-        cors = origin is not None and self._cors_allows(origin)
+        # the Origin when CORS lets it read the response, else None
+        cors_origin = origin if origin is not None and self._cors_allows(origin) else None
         try:
-            response = await self._authorized(request, handler, origin, cors)
+            response = await self._authorized(request, handler, origin, cors_origin is not None)
         except web.HTTPException as exc:  # 413 from the body reader, 400 from _json_body ...
-            if cors:
-                _cors_headers(exc.headers, origin)
+            if cors_origin is not None:
+                _cors_headers(exc.headers, cors_origin)
             raise
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        if cors:
-            _cors_headers(response.headers, origin)
+        if cors_origin is not None:
+            _cors_headers(response.headers, cors_origin)
         return response
 
     async def _authorized(self, request: web.Request, handler, origin, cors: bool):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mantis_fast.actions import Action, ActionType
-from mantis_fast.geometry.coords import NORMALIZED_MAX, coerce_coordinate
+from mantis_fast.geometry import NORMALIZED_MAX, coerce_coordinate
 
 __all__ = [
     "ACTION_NAMES",
@@ -194,7 +194,9 @@ def _items(value: Any, what: str, skipped: list[str]) -> list:
     return value
 
 
-def parse_model_output(text: Any, *, max_actions: int = 1000, max_bboxes: int = 1000):
+def parse_model_output(
+    text: Any, *, max_actions: int = 1000, max_bboxes: int = 1000
+) -> ModelOutput:
     """Parse one reply into a ``ModelOutput``; never raises for any string."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
@@ -213,7 +215,8 @@ def parse_model_output(text: Any, *, max_actions: int = 1000, max_bboxes: int = 
     observation = data.get("observation", "")
     if not isinstance(observation, str):
         observation = json.dumps(observation)
-    actions, bboxes = [], []
+    actions: list[Action] = []
+    bboxes: list[BBox] = []
     for index, item in enumerate(_items(data.get("actions"), "actions", skipped)):
         try:
             action = _action(item)

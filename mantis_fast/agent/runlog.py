@@ -213,9 +213,10 @@ class RunLog:
         fields (``turn``, ``stage``, ``observation``, ``bboxes``, ``actions``, ``raw_png``)
         first, then the other fields of ``record``. Returns the image's name, or None when it
         could not be written (then the record says why)."""
-        name: str | None = self.image_name(turn, "raw")
+        image = self.image_name(turn, "raw")
+        name: str | None = image  # None when it could not be written
         errors = []
-        if error := self.write_file(name, png):
+        if error := self.write_file(image, png):
             name = None
             errors.append(error)
         if self.layout == "turn_dirs":
@@ -233,9 +234,10 @@ class RunLog:
     ) -> str | None:
         """Save the annotated frame, then append the ``annotated`` record naming it. Returns
         the image's name, or None when it could not be written (then the record says why)."""
-        name: str | None = self.image_name(turn, "annotated")
+        image = self.image_name(turn, "annotated")
+        name: str | None = image  # None when it could not be written
         failures = {}
-        if error := self.write_file(name, png):
+        if error := self.write_file(image, png):
             name, failures = None, {"write_errors": [error]}
         record = {"turn": turn, "stage": "annotated", "annotated_png": name, **(extra or {})}
         self.append({**record, **failures})

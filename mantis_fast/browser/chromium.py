@@ -106,7 +106,10 @@ class Chromium(Closing):
         self.display = display
         self.scale = float(scale)
         self.executable = find_chromium(executable)
-        self._profile = tempfile.TemporaryDirectory(prefix="mantis-chromium-")
+        # None once close() removed it
+        self._profile: tempfile.TemporaryDirectory[str] | None = tempfile.TemporaryDirectory(
+            prefix="mantis-chromium-"
+        )
         self.process: subprocess.Popen[bytes] | None = None
         self.devtools: DevToolsPipe | None = None
         self.session: str | None = None

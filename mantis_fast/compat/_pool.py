@@ -18,20 +18,26 @@ import os
 import threading
 import time
 from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 from mantis_fast.x11.connection import XClient
 
 __all__ = ["IdlePool"]
 
+C = TypeVar("C", bound=XClient)
 
-class IdlePool:
-    """Idle ``XClient`` objects (captures) by key; ``take`` one or open your own, ``give_back``."""
+
+class IdlePool(Generic[C]):
+    """Idle ``XClient`` objects (captures) by key; ``take`` one or open your own, ``give_back``.
+
+    ``IdlePool[Capture]`` holds ``Capture`` objects: ``take`` returns what was given back.
+    """
 
     def __init__(self, idle_per_key: int, idle_seconds: float) -> None:
         self.idle_per_key = idle_per_key
         self.idle_seconds = idle_seconds
         self._lock = threading.Lock()
-        self._idle: dict[Hashable, list[tuple[float, XClient]]] = {}
+        self._idle: dict[Hashable, list[tuple[float, C]]] = {}
         self._timer: threading.Timer | None = None
         atexit.register(self.close_all)
         # The hooks look the lock up when they run: the child replaces it, and its own forks
@@ -42,14 +48,14 @@ class IdlePool:
             after_in_child=self._after_fork_in_child,
         )
 
-    def take(self, key: Hashable) -> XClient | None:
+    def take(self, key: Hashable) -> C | None:
         """The most recently given-back idle client of ``key`` (it may have gone stale: a server
         that went away shows on first use), or None."""
         with self._lock:
             idle = self._idle.get(key)
             return idle.pop()[1] if idle else None
 
-    def give_back(self, key: Hashable, client: XClient) -> None:
+    def give_back(self, key: Hashable, client: C) -> None:
         """Keep ``client`` idle for the next taker of ``key``, or close it when enough wait."""
         if client.closed:
             return

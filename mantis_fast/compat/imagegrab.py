@@ -32,6 +32,7 @@ import subprocess
 import tempfile
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -226,7 +227,9 @@ def _tcp_listening(host: str, port: int, timeout: float) -> bool:
     return True
 
 
-_pool = IdlePool(idle_per_key=IDLE_PER_DISPLAY, idle_seconds=IDLE_CLOSE_SECONDS)
+_pool: IdlePool[_ScreenCapture] = IdlePool(
+    idle_per_key=IDLE_PER_DISPLAY, idle_seconds=IDLE_CLOSE_SECONDS
+)
 
 
 def close_idle() -> None:
@@ -285,17 +288,18 @@ def grab(
         return image
 
 
-def _crop_box(bbox: object) -> tuple[int, int, int, int] | None:
+def _crop_box(bbox: Any) -> tuple[int, int, int, int] | None:
     """``Image.crop``'s checks of ``bbox``, in its order and with its messages: the box in whole
-    pixels, or None for the whole screen (a falsy ``bbox``)."""
+    pixels, or None for the whole screen (a falsy ``bbox``). ``bbox`` is whatever the caller
+    passed: what Python raises on it (a junk type, too few items) becomes Pillow's error."""
     try:
         if not bbox:
             return None
-        if bbox[2] < bbox[0]:  # type: ignore[index]
+        if bbox[2] < bbox[0]:
             raise InvalidInputError("Coordinate 'right' is less than 'left'")
-        if bbox[3] < bbox[1]:  # type: ignore[index]
+        if bbox[3] < bbox[1]:
             raise InvalidInputError("Coordinate 'lower' is less than 'upper'")
-        left, top, right, bottom = map(int, map(round, bbox))  # type: ignore[call-overload]
+        left, top, right, bottom = map(int, map(round, bbox))
     except (TypeError, ValueError, LookupError, OverflowError) as exc:
         raise _ours(exc) from None
     _check_decompression_bomb(abs(right - left), abs(bottom - top))
@@ -356,7 +360,7 @@ def _rgb(frame: np.ndarray) -> Image.Image:
     return Image.frombytes("RGB", (width, height), frame, "raw", "BGRX", frame.strides[0], 1)
 
 
-def _grab_with_tool(xdisplay: object, bbox: object, error: OSError) -> Image.Image:
+def _grab_with_tool(xdisplay: object, bbox: Any, error: OSError) -> Image.Image:
     """Pillow's fallback when X fails and no display was named: the desktop's screenshot tool
     (Wayland, or X without libxcb access). Otherwise ``error`` stands."""
     if xdisplay is not None:
@@ -383,7 +387,7 @@ def _grab_with_tool(xdisplay: object, bbox: object, error: OSError) -> Image.Ima
     if not bbox:
         return image
     try:
-        cropped = image.crop(bbox)  # type: ignore[arg-type]
+        cropped = image.crop(bbox)  # Pillow checks it, as its own grab would
     except (TypeError, ValueError, LookupError, OverflowError) as exc:
         raise _ours(exc) from None
     finally:

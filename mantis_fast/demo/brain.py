@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from mantis_fast.actions import Action, ActionType
+from mantis_fast.gym.tasks import find_red_target  # re-exported: the demo's brain uses gym's
 from mantis_fast.pixels.encode import encode_png
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.overlay import Trail, annotate
@@ -64,21 +65,3 @@ class TargetBrain:
         )
         self.clicks_left -= 1
         return Action(ActionType.CLICK, {"x": x, "y": y}, reasoning="click the red target")
-
-
-def find_red_target(view: np.ndarray) -> tuple[int, int] | None:
-    """Centre of the red disc in an RGB image: coarse search on every 4th pixel, then refine."""
-
-    def red(pixels: np.ndarray) -> np.ndarray:
-        r, g, b = (pixels[..., i].astype(np.int16) for i in range(3))
-        return (r > 170) & (g < 90) & (b < 90)
-
-    coarse = red(view[::4, ::4])
-    if not coarse.any():
-        return None
-    ys, xs = np.nonzero(coarse)
-    cy, cx = int(np.median(ys)) * 4, int(np.median(xs)) * 4
-    top, left = max(cy - 40, 0), max(cx - 40, 0)
-    window = red(view[top : cy + 40, left : cx + 40])
-    ys, xs = np.nonzero(window)
-    return round(left + (xs.min() + xs.max()) / 2), round(top + (ys.min() + ys.max()) / 2)

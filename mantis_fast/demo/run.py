@@ -21,7 +21,7 @@ from typing import Any
 
 from mantis_fast.demo.brain import TargetBrain
 from mantis_fast.errors import AppError, InvalidInputError
-from mantis_fast.gym import GymRunner, XdotoolGymEnv
+from mantis_fast.gym import GymRunner, X11GymEnv
 
 __all__ = ["run_demo"]
 
@@ -39,7 +39,8 @@ class _App:
         argv = [sys.executable, "-m", "mantis_fast.demo.app", "--seed", str(seed)]
         self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -68,6 +69,9 @@ class _App:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=5)
+        self._reader.join(timeout=5)  # its output ends with the app
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 def _next_run_dir(out: Path) -> Path:
@@ -94,7 +98,7 @@ def run_demo(
     run_dir = _next_run_dir(Path(out))
     print(f"mantis_fast demo: {targets} targets on a private {SCREEN[0]}x{SCREEN[1]} Xvfb, "
           f"brain sees {brain_size[0]}x{brain_size[1]}")  # fmt: skip
-    with XdotoolGymEnv(
+    with X11GymEnv(
         viewport=SCREEN, settle_time=1.0, quiet_ms=30, observation_size=brain_size
     ) as env:
         print(f"capture: {env.capture.backend} ({env.capture.backend_reason}); input: XTest")
@@ -116,6 +120,8 @@ def run_demo(
         s: [t[s] for t in brain.timings] for s in ("resize", "find", "annotate", "encode")
     }
     timings = {**env_timings, **brain_timings}
+    median_ms = {s: _median_ms(timings[s]) for s in STAGES}
+    rate = episode.steps / elapsed
     summary = {
         "targets": targets,
         "hits": len(hits),
@@ -123,12 +129,12 @@ def run_demo(
         "steps": episode.steps,
         "termination_reason": episode.termination_reason,
         "seconds": elapsed,
-        "iterations_per_s": episode.steps / elapsed,
-        "median_ms": {s: _median_ms(timings[s]) for s in STAGES},
+        "iterations_per_s": rate,
+        "median_ms": median_ms,
         "brain_size": list(brain_size),
         "screen": list(SCREEN),
     }
-    active_ms = sum(v for s, v in summary["median_ms"].items() if s != "settle")
+    active_ms = sum(v for s, v in median_ms.items() if s != "settle")
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (run_dir / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
 
@@ -136,8 +142,7 @@ def run_demo(
     print(f"\nhits {len(hits)}/{targets}, misses {len(misses)}; {reason!r} after {steps_run} steps")
     print(f"{'stage':<10}{'median ms':>10}")
     for stage in STAGES:
-        print(f"{stage:<10}{summary['median_ms'][stage]:>10.2f}")
-    rate = summary["iterations_per_s"]
+        print(f"{stage:<10}{median_ms[stage]:>10.2f}")
     print(f"loop: {rate:.1f} iterations/s including the wait for the app to redraw;")
     print(
         f"      {active_ms:.1f} ms of work per step without it ({1e3 / active_ms:.0f} iterations/s)"

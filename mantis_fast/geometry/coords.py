@@ -15,9 +15,10 @@ Four spaces meet in an agent loop, and a silent mismatch between any two is the 
   crop, then the crop's origin.
 * **Unit 0..1** (``unit_to_pixels``): the normalized rule with 1 instead of 1000, as floats.
 
-Only ``clamp_to_screen``, ``coerce_coordinate`` and ``parse_point`` accept the junk models emit
-(``"143, 417]"``, ``"x=143"``, numeric strings); the mapping functions take numbers, so a string
-reaching them is a bug upstream and raises. Every error is a ``ValueError`` naming the input.
+Only ``clamp_to_screen`` accepts the junk models emit (``"143, 417]"``, ``"x=143"``, numeric
+strings), through ``mantis_fast.geometry.parse`` (``coerce_coordinate``, ``parse_point``: the
+text parsing, which moved there); the mapping functions take numbers, so a string reaching them
+is a bug upstream and raises. Every error is a ``ValueError`` naming the input.
 
 The batched forms (``scale_points``, ``normalized_points_to_pixels``,
 ``pixel_points_to_normalized``) return int32 (N, 2) arrays equal, element for element, to the
@@ -30,22 +31,26 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from mantis_fast import _validate
+from mantis_fast._deprecated import moved_names
+from mantis_fast._validate import real
+from mantis_fast._validate import shown as _shown
+from mantis_fast._validate import threads as _check_threads
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry import _coords
+from mantis_fast.geometry.parse import coerce_coordinate as _coerce
 
 __all__ = [
     "NORMALIZED_MAX",
     "clamp_to_screen",
-    "coerce_coordinate",
     "model_to_screen",
     "normalized_points_to_pixels",
     "normalized_to_pixels",
-    "parse_point",
     "pixel_points_to_normalized",
     "pixels_to_normalized",
     "pixels_to_unit",
@@ -56,11 +61,13 @@ __all__ = [
     "working_area",
 ]
 
+#: The top of the normalized scale: normalized coordinates are integers ``0..NORMALIZED_MAX``
+#: (0..1000) of the working area, 0 and 1000 being its first and last pixel.
 NORMALIZED_MAX = 1000
 MAX_SIZE = 2**31 - 1
-#: The most OpenMP threads a batched call may ask for (the pixel kernels share this limit): a
-#: team that large already waits on the scheduler; far more makes libgomp fail or crash.
-MAX_THREADS = 256
+#: The most OpenMP threads a batched call may ask for: the limit of every ``threads=`` in the
+#: package (``mantis_fast._validate.MAX_THREADS``, 256).
+MAX_THREADS = _validate.MAX_THREADS
 _EXACT = 2**53  # integers up to here are exact in float64
 _INT64 = (-(2**63), 2**63 - 1)
 _FAILURES = {
@@ -73,19 +80,6 @@ Number = int | float
 # -- scalar validation ----------------------------------------------------------------------
 
 
-def _shown(value: object, limit: int = 120) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for an error message. An int with more digits
-    than Python will print (``sys.get_int_max_str_digits()``), alone or inside a container, is
-    described instead: the message must not raise a second, unrelated error."""
-    try:
-        text = repr(value)
-    except ValueError:
-        if isinstance(value, int):
-            return f"<an int of {value.bit_length()} bits>"
-        return f"<a {type(value).__name__} holding an int too large to print>"
-    return text[:limit]
-
-
 def _whole_pixels(value: object) -> int | None:
     """``value`` as a whole number of pixels: an int (numpy's too), or a finite float, a numpy
     float or a fraction with no fractional part (``1280.0``, as upstream Mantis accepts them);
@@ -95,7 +89,7 @@ def _whole_pixels(value: object) -> int | None:
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Rational):  # a Fraction: exact, however large
-        return int(value) if value.denominator == 1 else None
+        return int(value.numerator) if value.denominator == 1 else None
     try:
         number = float(value)
     except (OverflowError, ValueError):
@@ -114,8 +108,9 @@ def _size(size: object, name: str) -> tuple[int, int]:
     )
     if isinstance(size, (str, bytes)):
         raise InvalidInputError(message)
+    sides_given: Any = size
     try:
-        width, height = size  # type: ignore[misc]
+        width, height = sides_given
     except (TypeError, ValueError):
         raise InvalidInputError(message) from None
     sides = []
@@ -133,23 +128,6 @@ def _size(size: object, name: str) -> tuple[int, int]:
             raise InvalidInputError(f"{message}; sizes must be 1..{MAX_SIZE}")
         sides.append(side)
     return sides[0], sides[1]
-
-
-def _number(value: object, name: str) -> Number:
-    """An int, or a finite float: the numbers the mapping functions accept."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(
-            f"{name} must be a real number, got {type(value).__name__} {_shown(value)}"
-        )
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    try:
-        number = float(value)
-    except OverflowError:  # a Fraction or Decimal-like real beyond float64
-        number = math.inf
-    if not math.isfinite(number):
-        raise InvalidInputError(f"{name} must be finite, got {_shown(value)}")
-    return number
 
 
 def _divide(numerator: Number, denominator: int) -> float:
@@ -174,100 +152,45 @@ def _round(quotient: float, name: str, clamp: tuple[int, int] | None = None) -> 
     return rounded if clamp is None else min(max(rounded, clamp[0]), clamp[1])
 
 
-# -- junk coercion --------------------------------------------------------------------------
-
-_NUMBER_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-# What may surround numbers in a model's coordinate text: brackets and quotes, then "x=" / "y:"
-# labels, a "px" unit and separators. Anything else (words, "nan", a second sign) is rejected.
-_BRACKETS_RE = re.compile(r"[\[\](){}'\"]")
-_NOISE_RE = re.compile(r"px|[xy]\s*[=:]|[\s,;]")
-
-
-def _numbers_in_text(text: str, name: str) -> list[Number]:
-    leftover = _NOISE_RE.sub("", _BRACKETS_RE.sub("", _NUMBER_RE.sub(" ", text)))
-    if leftover:
-        raise InvalidInputError(
-            f"{name}: cannot read coordinates from {text!r} (stray {leftover!r})"
-        )
-    values: list[Number] = []
-    for token in _NUMBER_RE.findall(text):
-        if any(c in token for c in ".eE"):
-            number = float(token)
-            if not math.isfinite(number):
-                raise InvalidInputError(f"{name}: {token!r} in {text!r} is not a finite number")
-            values.append(number)
-        else:
-            try:
-                values.append(int(token))
-            except ValueError:  # beyond Python's int-from-str digit limit
-                raise InvalidInputError(
-                    f"{name}: {token[:20]!r}... is not a usable number"
-                ) from None
-    return values
-
-
-def coerce_coordinate(value: object, name: str = "coordinate") -> Number:
-    """One coordinate as a model may emit it -> int or finite float.
-
-    Accepts ints, finite floats, numpy numbers, and strings holding exactly one number with
-    optional brackets, quotes, separators, a ``px`` unit or an ``x=``/``y:`` label
-    (``"143"``, ``"143.5px"``, ``"[143"``, ``"x=143"``). Anything else (bools, None, NaN, words,
-    two numbers) raises ValueError naming it.
-    """
-    if isinstance(value, str):
-        values = _numbers_in_text(value, name)
-        if len(values) != 1:
-            hint = "; use parse_point for an (x, y) pair" if len(values) == 2 else ""
-            raise InvalidInputError(
-                f"{name}: expected one number, got {len(values)} in {_shown(value)}{hint}"
-            )
-        return values[0]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(
-            f"{name}: expected a number, got {type(value).__name__} {_shown(value)}"
-        )
-    return _number(value, name)
-
-
-def parse_point(value: object) -> tuple[Number, Number]:
-    """An (x, y) point as a model may emit it -> two numbers.
-
-    Accepts text with exactly two numbers (``"143, 417]"``, ``"(143 417)"``,
-    ``"x=143, y=417"``), a pair (list, tuple, 1-D array) of coordinates, or a mapping with
-    ``"x"`` and ``"y"``; each coordinate goes through ``coerce_coordinate``.
-    """
-    if isinstance(value, str):
-        values = _numbers_in_text(value, "point")
-        if len(values) != 2:
-            raise InvalidInputError(
-                f"point: expected two numbers, got {len(values)} in {_shown(value)}"
-            )
-        return values[0], values[1]
-    if isinstance(value, Mapping):
-        if "x" not in value or "y" not in value:
-            raise InvalidInputError(
-                f"point: a mapping needs 'x' and 'y' keys, got {_shown(list(value))}"
-            )
-        return coerce_coordinate(value["x"], "x"), coerce_coordinate(value["y"], "y")
-    if isinstance(value, (list, tuple, np.ndarray)) and len(value) == 2:
-        if isinstance(value, np.ndarray) and value.ndim != 1:
-            raise InvalidInputError(f"point: expected a pair, got an array of shape {value.shape}")
-        return coerce_coordinate(value[0], "x"), coerce_coordinate(value[1], "y")
-    raise InvalidInputError(
-        f"point: expected text, a pair or an {{x, y}} mapping, got {_shown(value)}"
-    )
+# -- junk coercion: clamping for dispatch ---------------------------------------------------
 
 
 def clamp_to_screen(x: object, y: object, size: object) -> tuple[int, int]:
-    """Clamp a point into [0, W-1] x [0, H-1] for dispatch; coerces model junk first.
+    """Clamp a point into ``[0, W-1] x [0, H-1]`` for dispatch, coercing model junk first.
 
-    Each coordinate goes through ``coerce_coordinate`` (so ``"143"`` and ``143.5`` work), a
-    float is rounded half to even, then clamped. Never raises for a finite out-of-range value.
+    Parameters
+    ----------
+    x, y : int, float or str
+        The point, as a model may emit it: each coordinate goes through
+        `~mantis_fast.geometry.parse.coerce_coordinate`, so ``"143"``, ``"x=143"`` and
+        ``143.5`` work.
+    size : tuple of int
+        ``(W, H)`` of the screen, whole numbers of pixels.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)`` inside the screen.
+
+    Raises
+    ------
+    InvalidInputError
+        A coordinate that cannot be read as one finite number, or a bad ``size``.
+
+    Notes
+    -----
+    A float is rounded with Python's ``round`` (half to even), then clamped. Never raises for a
+    finite out-of-range value. This is the only function of the module that accepts text.
+
+    Examples
+    --------
+    >>> clamp_to_screen("143", 2000.5, (1920, 1080))
+    (143, 1079)
     """
     width, height = _size(size, "size")
     return (
-        min(max(round(coerce_coordinate(x, "x")), 0), width - 1),
-        min(max(round(coerce_coordinate(y, "y")), 0), height - 1),
+        min(max(round(_coerce(x, "x")), 0), width - 1),
+        min(max(round(_coerce(y, "y")), 0), height - 1),
     )
 
 
@@ -284,16 +207,44 @@ def scale_brain_to_display(
 ) -> tuple[int, int]:
     """Map a point in the image the brain saw to the display: ``round(x * W / w)`` per axis.
 
-    ``brain_size`` is the (width, height) of the image the model received; ``display_size``
-    the real framebuffer the action is dispatched to. ``clamp=True`` clamps the result into
-    [0, W-1] x [0, H-1]. Sizes are whole numbers of pixels: ints, or integral floats such as
-    ``(1280.0, 720.0)`` (as upstream Mantis accepts them); sizes <= 0, fractional
-    (``1280.5``) or not finite raise ValueError.
+    Parameters
+    ----------
+    x_brain, y_brain : int or float
+        The point in the image the model received. Numbers only: a string raises.
+    brain_size : tuple of int
+        ``(w, h)`` of the image the model received.
+    display_size : tuple of int
+        ``(W, H)`` of the real framebuffer the action is dispatched to, never the resized image.
+    clamp : bool, default False
+        Clamp the result into ``[0, W-1] x [0, H-1]``.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)`` on the display.
+
+    Raises
+    ------
+    InvalidInputError
+        A size that is not a pair of whole numbers in ``1..2**31-1`` (``<= 0``, fractional
+        such as ``1280.5``, or not finite), a coordinate that is not a finite real number, or,
+        with ``clamp=False``, a result that overflows float64.
+
+    Notes
+    -----
+    Rounding is Python's ``round`` (half to even), evaluated as Python evaluates it:
+    ``x * W`` first, then the division. Sizes are whole numbers of pixels: ints, or integral
+    floats such as ``(1280.0, 720.0)`` (as upstream Mantis accepts them).
+
+    Examples
+    --------
+    >>> scale_brain_to_display(658, 364, (1316, 728), (1920, 1080))
+    (960, 540)
     """
     brain_w, brain_h = _size(brain_size, "brain_size")
     display_w, display_h = _size(display_size, "display_size")
-    x = _number(x_brain, "x_brain")
-    y = _number(y_brain, "y_brain")
+    x = real(x_brain, "x_brain")
+    y = real(y_brain, "y_brain")
     x_range = (0, display_w - 1) if clamp else None
     y_range = (0, display_h - 1) if clamp else None
     return (
@@ -318,18 +269,43 @@ def _crop_values(crop: object) -> tuple[Number, Number, Number, Number]:
     else:
         raise InvalidInputError(f"crop must be {{x1, y1, x2, y2}} or a 4-tuple, got {_shown(crop)}")
     x1, y1, x2, y2 = (
-        min(max(_number(v, f"crop {k}"), 0), NORMALIZED_MAX)
+        min(max(real(v, f"crop {k}"), 0), NORMALIZED_MAX)
         for k, v in zip(("x1", "y1", "x2", "y2"), values, strict=True)
     )
     return x1, y1, x2, y2
 
 
 def working_area(screen_size: object, crop: object = None) -> tuple[int, int, int, int]:
-    """Pixel rectangle (x, y, width, height) of a normalized ``CAPTURE_CROP`` on the screen.
+    """Pixel rectangle ``(x, y, width, height)`` of a normalized ``CAPTURE_CROP`` on the screen.
 
-    ``crop`` is ``{"x1", "y1", "x2", "y2"}`` (or a 4-tuple) in 0..1000 of the full screen, each
-    clamped to 0..1000; None is the whole screen. Edges map with ``round(v * W / 1000)``, so
-    the top-left quadrant of 1920x1080 is (0, 0, 480, 270). An empty area raises ValueError.
+    Parameters
+    ----------
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : mapping or tuple, optional
+        ``{"x1", "y1", "x2", "y2"}`` (or a 4-tuple) in 0..1000 of the full screen, each clamped
+        to 0..1000. None (the default) is the whole screen.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y, width, height)`` in screen pixels.
+
+    Raises
+    ------
+    InvalidInputError
+        An empty area, a malformed ``crop`` or a bad ``screen_size``.
+
+    Notes
+    -----
+    Edges map with ``round(v * W / 1000)`` (half to even).
+
+    Examples
+    --------
+    The top-left quadrant of 1920x1080:
+
+    >>> working_area((1920, 1080), {"x1": 0, "y1": 0, "x2": 500, "y2": 500})
+    (0, 0, 960, 540)
     """
     width, height = _size(screen_size, "screen_size")
     if crop is None:
@@ -345,12 +321,12 @@ def working_area(screen_size: object, crop: object = None) -> tuple[int, int, in
 
 
 def _normalized_offset(value: object, extent: int, scale: int, name: str) -> int:
-    n = min(max(_number(value, name), 0), scale)
+    n = min(max(real(value, name), 0), scale)
     return round(n * (extent - 1) / scale)
 
 
 def _offset_normalized(value: object, origin: int, extent: int, name: str) -> int:
-    pixel = _number(value, name)
+    pixel = real(value, name)
     if extent == 1:
         return 0
     return _round(_divide((pixel - origin) * NORMALIZED_MAX, extent - 1), name, (0, 1000))
@@ -359,7 +335,41 @@ def _offset_normalized(value: object, origin: int, extent: int, name: str) -> in
 def normalized_to_pixels(
     nx: object, ny: object, screen_size: object, *, crop: object = None
 ) -> tuple[int, int]:
-    """Normalized 0..1000 (clamped) in the working area -> screen pixel for dispatch."""
+    """Map normalized 0..1000 in the working area to a screen pixel, for dispatch.
+
+    Parameters
+    ----------
+    nx, ny : int or float
+        The point in 0..1000 of the working area; out-of-range values are clamped to 0..1000.
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : mapping or tuple, optional
+        The working area as a normalized rectangle of the screen (``CAPTURE_CROP``, see
+        `working_area`); None (the default) is the whole screen.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)`` screen pixel, always inside the working area.
+
+    Raises
+    ------
+    InvalidInputError
+        A coordinate that is not a finite real number, a bad size or an empty ``crop``.
+
+    Notes
+    -----
+    ``pixel = left + round(n * (area_w - 1) / 1000)`` with Python's ``round`` (half to even):
+    0 and 1000 are the first and last pixel of the area, so every value lands inside it (a
+    quadrant crop sandboxes clicks too).
+
+    Examples
+    --------
+    >>> normalized_to_pixels(500, 500, (1920, 1080))
+    (960, 540)
+    >>> normalized_to_pixels(1500, -3, (1920, 1080))
+    (1919, 0)
+    """
     left, top, width, height = working_area(screen_size, crop)
     return (
         left + _normalized_offset(nx, width, NORMALIZED_MAX, "nx"),
@@ -370,10 +380,34 @@ def normalized_to_pixels(
 def pixels_to_normalized(
     x: object, y: object, screen_size: object, *, crop: object = None
 ) -> tuple[int, int]:
-    """Screen pixel -> normalized 0..1000 in the working area (clamped to 0..1000).
+    """Map a screen pixel to normalized 0..1000 in the working area.
 
-    The inverse of ``normalized_to_pixels``: normalized -> pixels -> normalized is the identity
-    when the area is at least 1001 px on that axis; pixels -> normalized -> pixels when at most.
+    The inverse of `normalized_to_pixels`.
+
+    Parameters
+    ----------
+    x, y : int or float
+        The screen pixel.
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : mapping or tuple, optional
+        The working area, as for `normalized_to_pixels`; None (the default) is the whole screen.
+
+    Returns
+    -------
+    tuple of int
+        ``(nx, ny)``, clamped to 0..1000.
+
+    Raises
+    ------
+    InvalidInputError
+        A coordinate that is not a finite real number, a bad size or an empty ``crop``.
+
+    Notes
+    -----
+    Normalized -> pixels -> normalized is the identity when the area is at least 1001 px on
+    that axis; pixels -> normalized -> pixels when it is at most 1001 px. A one-pixel axis
+    maps to 0.
     """
     left, top, width, height = working_area(screen_size, crop)
     return _offset_normalized(x, left, width, "x"), _offset_normalized(y, top, height, "y")
@@ -382,8 +416,32 @@ def pixels_to_normalized(
 def unit_to_pixels(
     u: object, v: object, screen_size: object, *, crop: object = None
 ) -> tuple[int, int]:
-    """Unit coordinates 0..1 (clamped) in the working area -> screen pixel (0 and 1 are the
-    first and last pixel, as 0 and 1000 are for ``normalized_to_pixels``)."""
+    """Map unit coordinates 0..1 in the working area to a screen pixel.
+
+    Parameters
+    ----------
+    u, v : int or float
+        The point in 0..1 of the working area; out-of-range values are clamped to 0..1.
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : mapping or tuple, optional
+        The working area, as for `normalized_to_pixels`; None (the default) is the whole screen.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)`` screen pixel inside the working area.
+
+    Raises
+    ------
+    InvalidInputError
+        A coordinate that is not a finite real number, a bad size or an empty ``crop``.
+
+    Notes
+    -----
+    The normalized rule with 1 instead of 1000: 0 and 1 are the first and last pixel, as 0 and
+    1000 are for `normalized_to_pixels`.
+    """
     left, top, width, height = working_area(screen_size, crop)
     return left + _normalized_offset(u, width, 1, "u"), top + _normalized_offset(v, height, 1, "v")
 
@@ -391,11 +449,31 @@ def unit_to_pixels(
 def pixels_to_unit(
     x: object, y: object, screen_size: object, *, crop: object = None
 ) -> tuple[float, float]:
-    """Screen pixel -> unit coordinates 0.0..1.0 (floats, clamped) in the working area."""
+    """Map a screen pixel to unit coordinates 0.0..1.0 in the working area.
+
+    Parameters
+    ----------
+    x, y : int or float
+        The screen pixel.
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : mapping or tuple, optional
+        The working area, as for `normalized_to_pixels`; None (the default) is the whole screen.
+
+    Returns
+    -------
+    tuple of float
+        ``(u, v)``, clamped to 0.0..1.0 (0.0 on a one-pixel axis).
+
+    Raises
+    ------
+    InvalidInputError
+        A coordinate that is not a finite real number, a bad size or an empty ``crop``.
+    """
     left, top, width, height = working_area(screen_size, crop)
 
     def unit(value: object, origin: int, extent: int, name: str) -> float:
-        pixel = _number(value, name)
+        pixel = real(value, name)
         return 0.0 if extent == 1 else min(max(_divide(pixel - origin, extent - 1), 0.0), 1.0)
 
     return unit(x, left, width, "x"), unit(y, top, height, "y")
@@ -431,11 +509,45 @@ def model_to_screen(
     crop: object = None,
     clamp: bool = True,
 ) -> tuple[int, int]:
-    """A point in the model's image -> screen pixel.
+    """Map a point in the model's image to a screen pixel.
 
-    The model saw ``crop`` (pixel rectangle (x, y, w, h) of the screen, None = whole screen)
-    resized to ``model_size`` by whatever sizing policy (e.g. Qwen ``smart_resize`` gives
-    1316x728 for 1920x1080). ``clamp=True`` keeps the result inside the crop.
+    The model saw ``crop`` of the screen resized to ``model_size`` by whatever sizing policy
+    (e.g. Qwen's ``smart_resize`` gives 1316x728 for 1920x1080): the point is scaled into the
+    crop with `scale_brain_to_display`, then offset by the crop's origin.
+
+    Parameters
+    ----------
+    x, y : int or float
+        The point in the model's image.
+    model_size : tuple of int
+        ``(w, h)`` of the image the model saw.
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : tuple of int, optional
+        Pixel rectangle ``(x, y, w, h)`` of the screen the model saw; it must lie inside the
+        screen. None (the default) is the whole screen.
+    clamp : bool, default True
+        Keep the result inside the crop.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)`` screen pixel.
+
+    Raises
+    ------
+    InvalidInputError
+        A bad size, a ``crop`` that is not an integer rectangle inside the screen, or a
+        coordinate that is not a finite real number.
+
+    Notes
+    -----
+    Rounding is Python's ``round`` (half to even), as in `scale_brain_to_display`.
+
+    Examples
+    --------
+    >>> model_to_screen(658, 364, (1316, 728), (1920, 1080))
+    (960, 540)
     """
     screen = _size(screen_size, "screen_size")
     left, top, width, height = _pixel_crop(crop, screen)
@@ -452,10 +564,42 @@ def screen_to_model(
     crop: object = None,
     clamp: bool = True,
 ) -> tuple[int, int]:
-    """Screen pixel -> point in the model's image (the inverse of ``model_to_screen``)."""
+    """Map a screen pixel to a point in the model's image.
+
+    The inverse of `model_to_screen`.
+
+    Parameters
+    ----------
+    x, y : int or float
+        The screen pixel.
+    model_size : tuple of int
+        ``(w, h)`` of the image the model saw.
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : tuple of int, optional
+        Pixel rectangle ``(x, y, w, h)`` of the screen the model saw; None (the default) is
+        the whole screen.
+    clamp : bool, default True
+        Keep the result inside the model's image.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)`` in the model's image.
+
+    Raises
+    ------
+    InvalidInputError
+        A bad size or ``crop``, or a coordinate that is not a finite real number.
+
+    Examples
+    --------
+    >>> screen_to_model(960, 540, (1316, 728), (1920, 1080))
+    (658, 364)
+    """
     screen = _size(screen_size, "screen_size")
     left, top, width, height = _pixel_crop(crop, screen)
-    x, y = _number(x, "x"), _number(y, "y")
+    x, y = real(x, "x"), real(y, "y")
     return scale_brain_to_display(x - left, y - top, (width, height), model_size, clamp=clamp)
 
 
@@ -476,6 +620,7 @@ def _as_points(points: object, name: str = "points") -> np.ndarray:
         raise InvalidInputError(
             f"{name}: expected a float64 or integer (N, 2) array, got {array.dtype} {array.shape}"
         )
+    target: type[np.number[Any]]
     if kind == "f":
         target = np.float64  # float16/32 widen exactly
     elif array.dtype == np.int32:
@@ -485,14 +630,6 @@ def _as_points(points: object, name: str = "points") -> np.ndarray:
         if array.dtype == np.uint64 and array.size and int(array.max()) > _INT64[1]:
             raise InvalidInputError(f"{name}: uint64 values above 2**63-1 are not coordinates")
     return np.ascontiguousarray(array, dtype=target)
-
-
-def _threads(threads: int) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
-        raise InvalidInputError(
-            f"threads must be an integer in 1..{MAX_THREADS}, got {_shown(threads)}"
-        )
-    return threads
 
 
 def _axis(
@@ -525,8 +662,8 @@ def _axis(
     )  # fmt: skip
 
 
-def _map(points: object, x_axis: tuple, y_axis: tuple, threads: int) -> np.ndarray:
-    threads = _threads(threads)
+def _map(points: object, x_axis: tuple, y_axis: tuple, threads: int | None) -> np.ndarray:
+    threads = _check_threads(threads) or 1  # None: the automatic choice, one thread
     array = _as_points(points)
     out = np.empty((array.shape[0], 2), dtype=np.int32)
     row, code = _coords.map_points(array, out, x_axis, y_axis, threads)
@@ -541,13 +678,49 @@ def scale_points(
     display_size: object,
     *,
     clamp: bool = False,
-    threads: int = 1,
+    threads: int | None = 1,
 ) -> np.ndarray:
-    """``scale_brain_to_display`` over an (N, 2) float64 or integer array -> int32 (N, 2).
+    """`scale_brain_to_display` over an (N, 2) array of points.
 
-    Bit-exact with the scalar function. ``threads=n`` splits batches of 65536 rows or more over
-    an OpenMP team of n (when built with OpenMP); the default stays on one core, because a team
-    waits for its slowest thread and an agent's other stages compete for the same cores.
+    Parameters
+    ----------
+    points : array_like
+        (N, 2) float64 or integer points in the image the model received.
+    brain_size : tuple of int
+        ``(w, h)`` of the image the model received.
+    display_size : tuple of int
+        ``(W, H)`` of the real framebuffer.
+    clamp : bool, default False
+        Clamp the results into ``[0, W-1] x [0, H-1]``.
+    threads : int or None, default 1
+        ``threads=n`` (1..256) splits batches of 65536 rows or more over an OpenMP team of n
+        (when built with OpenMP). The default, and the automatic choice ``None``, stay on one
+        core.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 (N, 2), equal element for element to the scalar function (exact .5 ties
+        included).
+
+    Raises
+    ------
+    InvalidInputError
+        ``points`` that is not an (N, 2) real array; a row that is not finite, whose result
+        would not fit int32, or holding an int64 so large that float64 cannot reproduce
+        Python's exact integer product (``|value| * scale > 2**53``), named by its index; bad
+        sizes or ``threads``.
+
+    Notes
+    -----
+    One core by default because a team waits for its slowest thread and an agent's other
+    stages compete for the same cores.
+
+    Examples
+    --------
+    >>> scale_points([[658, 364], [0.5, 1.5]], (1316, 728), (1920, 1080))
+    array([[960, 540],
+           [  1,   2]], dtype=int32)
     """
     brain_w, brain_h = _size(brain_size, "brain_size")
     display_w, display_h = _size(display_size, "display_size")
@@ -562,9 +735,38 @@ def scale_points(
 
 
 def normalized_points_to_pixels(
-    points: object, screen_size: object, *, crop: object = None, threads: int = 1
+    points: object, screen_size: object, *, crop: object = None, threads: int | None = 1
 ) -> np.ndarray:
-    """``normalized_to_pixels`` over an (N, 2) array -> int32 (N, 2) screen pixels."""
+    """`normalized_to_pixels` over an (N, 2) array of points.
+
+    Parameters
+    ----------
+    points : array_like
+        (N, 2) float64 or integer points in 0..1000 of the working area (clamped).
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : mapping or tuple, optional
+        The working area, as for `normalized_to_pixels`; None (the default) is the whole screen.
+    threads : int or None, default 1
+        As for `scale_points`.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 (N, 2) screen pixels, equal element for element to the scalar function.
+
+    Raises
+    ------
+    InvalidInputError
+        ``points`` that is not an (N, 2) real array, a row that is not finite (named by its
+        index), a bad size, ``crop`` or ``threads``.
+
+    Examples
+    --------
+    >>> normalized_points_to_pixels([[0, 0], [1000, 1000]], (1920, 1080))
+    array([[   0,    0],
+           [1919, 1079]], dtype=int32)
+    """
     left, top, width, height = working_area(screen_size, crop)
     full = (0, NORMALIZED_MAX)
     return _map(
@@ -576,9 +778,33 @@ def normalized_points_to_pixels(
 
 
 def pixel_points_to_normalized(
-    points: object, screen_size: object, *, crop: object = None, threads: int = 1
+    points: object, screen_size: object, *, crop: object = None, threads: int | None = 1
 ) -> np.ndarray:
-    """``pixels_to_normalized`` over an (N, 2) array -> int32 (N, 2) in 0..1000."""
+    """`pixels_to_normalized` over an (N, 2) array of points.
+
+    Parameters
+    ----------
+    points : array_like
+        (N, 2) float64 or integer screen pixels.
+    screen_size : tuple of int
+        ``(W, H)`` of the screen.
+    crop : mapping or tuple, optional
+        The working area, as for `normalized_to_pixels`; None (the default) is the whole screen.
+    threads : int or None, default 1
+        As for `scale_points`.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 (N, 2) in 0..1000, equal element for element to the scalar function.
+
+    Raises
+    ------
+    InvalidInputError
+        ``points`` that is not an (N, 2) real array; a row that is not finite or holds an
+        integer too large to scale exactly in float64, named by its index; a bad size,
+        ``crop`` or ``threads``.
+    """
     left, top, width, height = working_area(screen_size, crop)
     full = (0, NORMALIZED_MAX)
 
@@ -588,3 +814,13 @@ def pixel_points_to_normalized(
         return _axis(NORMALIZED_MAX, extent - 1, in_off=origin, out_clip=full)
 
     return _map(points, axis(left, width), axis(top, height), threads)
+
+
+# Moved to ``mantis_fast.geometry.parse`` (text parsing); kept here for one release.
+__getattr__ = moved_names(
+    __name__,
+    {
+        "coerce_coordinate": ("mantis_fast.geometry.parse", "coerce_coordinate"),
+        "parse_point": ("mantis_fast.geometry.parse", "parse_point"),
+    },
+)

@@ -28,8 +28,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.geometry.displays import Display, with_primary
 
 __all__ = ["DESCRIPTOR_VERSION", "backing_size", "displays_descriptor", "displays_from_descriptor"]

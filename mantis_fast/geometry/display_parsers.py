@@ -37,8 +37,8 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import DisplayToolError, InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.geometry.displays import Display, with_primary
 
 __all__ = [

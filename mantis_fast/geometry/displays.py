@@ -20,10 +20,19 @@ has several displays.
 The mapping functions are pure over an explicit ``displays`` list (from ``list_displays``,
 ``Capture.monitors`` or a parser in ``display_parsers``). ``displays=None`` is a convenience that
 queries the live X server ($DISPLAY) on every call: one round trip, so pass the list in loops.
+
+Where ``displays=None`` gets the live monitors is decided when a call needs them, never by what
+was imported before: ``live_displays()`` calls the source given to ``set_live_display_source``
+if an application set one (another platform's enumerator, a test's fake), else the X11 layer's
+``list_displays``, which it imports then, by name (``LIVE_DISPLAYS``). So this module imports
+nothing that talks to a server when it loads (geometry stays a pure layer: a call with an
+explicit list never touches the X11 layer), and a function's default does not change with the
+import order. The dispatcher (``mantis_fast.actions``) always passes its list explicitly.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 import numbers
@@ -36,16 +45,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mantis_fast.errors import InvalidInputError, NoDisplayError
+from mantis_fast._validate import real as _number
+from mantis_fast._validate import shown as _shown
+from mantis_fast.errors import InvalidInputError
 from mantis_fast.geometry import _coords
-from mantis_fast.geometry.coords import (
-    _as_points,
-    _axis,
-    _map,
-    _number,
-    _shown,
-    clamp_to_screen,
-)
+from mantis_fast.geometry.coords import _as_points, _axis, _map, clamp_to_screen
 
 __all__ = [
     "Display",
@@ -54,6 +58,7 @@ __all__ = [
     "clamp_to_display",
     "global_points_to_local",
     "global_to_local",
+    "live_displays",
     "local_points_to_global",
     "local_to_global",
     "resolve_display",
@@ -72,10 +77,30 @@ class DisplayFallbackWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Display:
-    """One monitor: ``bounds`` is ``(x, y, width, height)`` in global (logical) pixels.
+    """One monitor: a rectangle of the host's global layout.
 
-    ``backing_size`` is ``(width, height)`` in device pixels when the platform reports it (a
-    retina or scaled Wayland output); None means ``bounds`` size times ``scale_factor``.
+    Parameters
+    ----------
+    id : int
+        The display's id, a non-negative integer.
+    bounds : tuple of int
+        ``(x, y, width, height)`` in global (logical) pixels: a non-empty int32 rectangle.
+    scale_factor : float, default 1.0
+        Device pixels per logical pixel; a positive finite number.
+    primary : bool, default False
+        Whether this is the primary display.
+    name : str, default ""
+        The output's name, if known.
+    backing_size : tuple of int, optional
+        ``(width, height)`` in device pixels when the platform reports it (a retina or scaled
+        Wayland output). None (the default) means the ``bounds`` size times ``scale_factor``.
+
+    Raises
+    ------
+    InvalidInputError
+        A negative or non-integer ``id``, ``bounds`` that are not a non-empty int32 rectangle
+        of integers, a ``scale_factor`` that is not a positive finite number, or a
+        ``backing_size`` that is not two integers in ``1..2**31-1``.
     """
 
     id: int
@@ -128,14 +153,27 @@ class Display:
 
     @property
     def origin(self) -> tuple[int, int]:
+        """``(x, y)`` of the display's top-left pixel in global pixels."""
         return self.bounds[0], self.bounds[1]
 
     @property
     def size(self) -> tuple[int, int]:
+        """``(width, height)`` of the display in logical pixels."""
         return self.bounds[2], self.bounds[3]
 
     def contains(self, x: int, y: int) -> bool:
-        """Whether global pixel (x, y) lies in this display (half-open box)."""
+        """Whether a global pixel lies in this display.
+
+        Parameters
+        ----------
+        x, y : int
+            The global pixel.
+
+        Returns
+        -------
+        bool
+            True when ``(x, y)`` lies in the half-open box ``[x0, x0 + w) x [y0, y0 + h)``.
+        """
         left, top, width, height = self.bounds
         return left <= x < left + width and top <= y < top + height
 
@@ -184,22 +222,62 @@ _omitted_id_warned = False
 _omitted_id_lock = threading.Lock()
 
 
-# Where ``displays=None`` gets the live monitors from: the X11 layer registers its query here
-# (this module is pure geometry and imports nothing that talks to a server).
-_live_displays: Callable[[], list[Display]] | None = None
+#: The default live source of ``displays=None``, as ``(module, function)``: imported at call
+#: time (never when this module loads), so the pure layer holds no import of the X11 layer.
+LIVE_DISPLAYS = ("mantis_fast.x11.monitors", "list_displays")
+# A source an application set explicitly (``set_live_display_source``); None: LIVE_DISPLAYS.
+_live_source: Callable[[], Sequence[Display]] | None = None
 
 
-def set_live_display_source(source: Callable[[], list[Display]] | None) -> None:
-    """Register what ``displays=None`` calls (``mantis_fast.x11`` registers ``list_displays``)."""
-    global _live_displays
-    _live_displays = source
+def set_live_display_source(source: Callable[[], Sequence[Display]] | None) -> None:
+    """Set what ``displays=None`` stands for: ``source()`` is called on every such call.
+
+    Parameters
+    ----------
+    source : callable or None
+        A function returning the live displays (e.g.
+        ``mantis_fast.platforms.enumerate_displays`` on a Wayland host, a test's fake). None
+        restores the default, the X11 layer's ``list_displays``.
+
+    Raises
+    ------
+    InvalidInputError
+        ``source`` is neither callable nor None.
+
+    Notes
+    -----
+    Nothing in the package calls this: the default needs no registration.
+    """
+    global _live_source
+    if source is not None and not callable(source):
+        raise InvalidInputError(f"source must be callable or None, got {_shown(source)}")
+    _live_source = source
+
+
+def live_displays() -> Sequence[Display]:
+    """Read the monitors ``displays=None`` stands for, now.
+
+    Returns
+    -------
+    sequence of Display
+        What the source set with `set_live_display_source` returns, else ``list_displays()``
+        of ``$DISPLAY`` (the X11 layer, imported on this first use).
+
+    Raises
+    ------
+    NoDisplayError
+        With the default source, when ``$DISPLAY`` is not set.
+    """
+    source = _live_source
+    if source is None:
+        module, name = LIVE_DISPLAYS
+        source = getattr(importlib.import_module(module), name)
+    return source()
 
 
 def _display_list(displays: Sequence[Display] | None) -> Sequence[Display]:
     if displays is None:
-        if _live_displays is None:
-            raise NoDisplayError("displays=None needs the X11 layer: import mantis_fast")
-        displays = _live_displays()
+        displays = live_displays()
     if isinstance(displays, Display):
         raise InvalidInputError("displays must be a sequence of Display, got a single Display")
     if not isinstance(displays, Sequence) or not displays:
@@ -247,10 +325,38 @@ def _resolve(
 
 
 def resolve_display(
-    display_id: int | None = None, *, displays: Sequence[Display] | None = None
+    display_id: int | None = None,
+    *,
+    displays: Sequence[Display] | None = None,
+    stacklevel: int = 1,
 ) -> Display:
-    """The display with ``display_id``; None -> the primary (warned once when ambiguous)."""
-    return _resolve(display_id, displays, stacklevel=2)
+    """Find the display with ``display_id``.
+
+    Parameters
+    ----------
+    display_id : int, optional
+        The display's id. None (the default) means the primary display (the first one when
+        none is marked), with one `DisplayFallbackWarning` per process when the screen has
+        several displays.
+    displays : sequence of Display, optional
+        The displays to search; None (the default) queries the live ones
+        (`live_displays`: one round trip per call).
+    stacklevel : int, default 1
+        ``warnings.warn``'s, counted from the caller of this function: 1 blames the line
+        calling it, a wrapper passes more to blame its own caller (``Capture.grab`` does).
+
+    Returns
+    -------
+    Display
+        The display.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown id (the message names the known ones), a ``display_id`` that is not an
+        integer or None, or ``displays`` that is not a non-empty sequence of `Display`.
+    """
+    return _resolve(display_id, displays, stacklevel=stacklevel + 1)
 
 
 def _scale_divisor(display: Display, coord_source: str, platform: str | None) -> float:
@@ -286,11 +392,48 @@ def local_to_global(
     displays: Sequence[Display] | None = None,
     platform: str | None = None,
 ) -> tuple[int, int]:
-    """Display-local point -> global (root window) pixel: ``Math.round(origin + local / d)``.
+    """Map a display-local point to a global (root window) pixel.
 
-    The divisor ``d`` is ``scale_factor`` for ``coord_source="backing"`` on macOS (``platform``,
-    default ``sys.platform``), else 1; the sum rounds half up, as the seed's translator does.
-    The point is not clamped: call ``clamp_to_display`` first when it may lie outside the display.
+    ``Math.round(origin + local / d)`` per axis, ``d`` being the display's ``scale_factor``
+    for ``coord_source="backing"`` on macOS and 1 otherwise.
+
+    Parameters
+    ----------
+    display_id : int or None
+        The display the point is local to; None means the primary (see `resolve_display`).
+    x, y : int or float
+        The display-local point.
+    coord_source : {"logical", "backing"}, default "logical"
+        Whether the point was read off a logical or a backing-store capture.
+    displays : sequence of Display, optional
+        The displays; None (the default) queries the live ones on every call (pass the list
+        in loops).
+    platform : str, optional
+        The platform whose input the point is for; None (the default) is ``sys.platform``.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)`` global pixel.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown display, a bad ``coord_source`` or ``platform``, a coordinate that is not a
+        finite real number, or a result that overflows float64.
+
+    Notes
+    -----
+    The sum rounds half up, as the seed's translator does. Only macOS input takes points while
+    its captures are backing-store pixels; X11 and Windows input take the capture's own
+    pixels, so there backing and logical are the same. The point is not clamped: call
+    `clamp_to_display` first when it may lie outside the display.
+
+    Examples
+    --------
+    >>> displays = [Display(0, (0, 0, 1920, 1080), primary=True), Display(1, (1920, 0, 2560, 1440))]
+    >>> local_to_global(1, 100.5, 50, displays=displays)
+    (2021, 50)
     """
     display = _resolve(display_id, displays, stacklevel=2)
     divisor = _scale_divisor(display, coord_source, platform)
@@ -319,10 +462,38 @@ def _pixel(value: object, name: str) -> int:
 def global_to_local(
     x: object, y: object, *, displays: Sequence[Display] | None = None
 ) -> LocalPoint | None:
-    """Global pixel -> ``LocalPoint(display_id, x, y)`` on the first display holding it.
+    """Find the display holding a global pixel, and the pixel local to it.
 
-    Containment is half-open (the pixel just right of a display belongs to the next one); a
-    fractional position belongs to the pixel it lies in (floor). None outside every display.
+    Parameters
+    ----------
+    x, y : int or float
+        The global position.
+    displays : sequence of Display, optional
+        The displays; None (the default) queries the live ones on every call.
+
+    Returns
+    -------
+    LocalPoint or None
+        ``LocalPoint(display_id, x, y)`` on the first display holding the pixel; None outside
+        every display.
+
+    Raises
+    ------
+    InvalidInputError
+        A coordinate that is not a finite real number, or a bad ``displays``.
+
+    Notes
+    -----
+    Containment is half-open, ``[x, x + w) x [y, y + h)``: the pixel just right of a display
+    belongs to the next one. A fractional position belongs to the pixel it lies in (floor).
+
+    Examples
+    --------
+    >>> displays = [Display(0, (0, 0, 1920, 1080), primary=True), Display(1, (1920, 0, 2560, 1440))]
+    >>> global_to_local(1920, 10, displays=displays)
+    LocalPoint(display_id=1, x=0, y=10)
+    >>> global_to_local(1919.7, 10, displays=displays)
+    LocalPoint(display_id=0, x=1919, y=10)
     """
     displays = _display_list(displays)
     px, py = _pixel(x, "x"), _pixel(y, "y")
@@ -335,9 +506,28 @@ def global_to_local(
 def clamp_to_display(
     display_id: int | None, x: object, y: object, *, displays: Sequence[Display] | None = None
 ) -> tuple[int, int]:
-    """Clamp a display-local point into [0, w-1] x [0, h-1] of that display (logical pixels).
+    """Clamp a display-local point into ``[0, w-1] x [0, h-1]`` of that display.
 
-    Coerces model junk like ``clamp_to_screen`` does (numeric strings, floats rounded).
+    Parameters
+    ----------
+    display_id : int or None
+        The display; None means the primary (see `resolve_display`).
+    x, y : int, float or str
+        The display-local point, in logical pixels. Model junk is coerced as
+        `~mantis_fast.geometry.coords.clamp_to_screen` does (numeric strings; floats rounded
+        half to even).
+    displays : sequence of Display, optional
+        The displays; None (the default) queries the live ones on every call.
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y)``, still local to the display.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown display, or a coordinate that cannot be read as one finite number.
     """
     display = _resolve(display_id, displays, stacklevel=2)
     return clamp_to_screen(x, y, display.size)
@@ -353,9 +543,38 @@ def local_points_to_global(
     *,
     displays: Sequence[Display] | None = None,
     platform: str | None = None,
-    threads: int = 1,
+    threads: int | None = 1,
 ) -> np.ndarray:
-    """``local_to_global`` over an (N, 2) float64 or integer array -> int32 (N, 2)."""
+    """`local_to_global` over an (N, 2) array of points.
+
+    Parameters
+    ----------
+    display_id : int or None
+        The display the points are local to; None means the primary.
+    points : array_like
+        (N, 2) float64 or integer display-local points.
+    coord_source : {"logical", "backing"}, default "logical"
+        As for `local_to_global`.
+    displays : sequence of Display, optional
+        The displays; None (the default) queries the live ones.
+    platform : str, optional
+        As for `local_to_global`; None (the default) is ``sys.platform``.
+    threads : int or None, default 1
+        As for `~mantis_fast.geometry.coords.scale_points` (None, the automatic choice: one
+        thread).
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 (N, 2) global pixels, rounded half up as `local_to_global` rounds.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown display, a bad ``coord_source``, ``platform`` or ``threads``, ``points``
+        that is not an (N, 2) real array, or a row that is not finite or maps outside int32
+        (named by its index).
+    """
     display = _resolve(display_id, displays, stacklevel=2)
     divisor = _scale_divisor(display, coord_source, platform)
     left, top = display.origin
@@ -370,9 +589,27 @@ def local_points_to_global(
 def global_points_to_local(
     points: object, *, displays: Sequence[Display] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``global_to_local`` over an (N, 2) array -> (ids int32 (N,), local int32 (N, 2)).
+    """`global_to_local` over an (N, 2) array of points.
 
-    Rows outside every display get id -1 and local (-1, -1).
+    Parameters
+    ----------
+    points : array_like
+        (N, 2) float64 or integer global positions.
+    displays : sequence of Display, optional
+        The displays; None (the default) queries the live ones.
+
+    Returns
+    -------
+    ids : numpy.ndarray
+        int32 (N,) display id of each row; -1 outside every display.
+    local : numpy.ndarray
+        int32 (N, 2) local pixels; ``(-1, -1)`` outside every display.
+
+    Raises
+    ------
+    InvalidInputError
+        ``points`` that is not an (N, 2) real array, a row that is not finite (named by its
+        index), a bad ``displays``, or display ids that do not fit int32.
     """
     displays = _display_list(displays)
     array = _as_points(points)

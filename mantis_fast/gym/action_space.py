@@ -35,14 +35,14 @@ import math
 import operator
 import string
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from gymnasium import spaces
 
+from mantis_fast._validate import shown as _shown
 from mantis_fast.actions.model import SCROLL_DIRECTIONS, Action, ActionType
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 
 __all__ = [
     "ACTION_TYPES",
@@ -57,19 +57,13 @@ __all__ = [
     "read_actions",
 ]
 
-ACTION_TYPES = (
-    "move",
-    "click",
-    "double_click",
-    "right_click",
-    "drag",
-    "scroll",
-    "type",
-    "key",
-    "wait",
-    "done",
-)
-POINTER_TYPES = ACTION_TYPES[:4]
+# Not a step of the space: a policy launches no programs (the task starts its app).
+_NOT_IN_SPACE = frozenset({ActionType.LAUNCH_APP})
+#: The ``type`` index -> the action type's name: every canonical ``ActionType`` (iterating the
+#: enum skips its aliases) in the enum's order, the pointer types first. The indices are the
+#: space's meaning (a trained policy's outputs): tests/gym/test_gym_action_space.py pins them.
+ACTION_TYPES: tuple[str, ...] = tuple(t.value for t in ActionType if t not in _NOT_IN_SPACE)
+POINTER_TYPES = ACTION_TYPES[:4]  # move, click, double_click, right_click
 KEYS = (
     "Return",
     "Tab",
@@ -136,7 +130,7 @@ def action_space(observation_size: tuple[int, int], actions: str, displays: int 
     return spaces.Dict(parts)
 
 
-def is_desktop_space(space: Any) -> bool:
+def is_desktop_space(space: Any) -> TypeGuard[spaces.Dict]:
     """Whether ``space`` is a ``DesktopEnv`` action space (either set), which ``read_action``
     reads; a vector env or pool of other envs leaves its actions to them."""
     if not isinstance(space, spaces.Dict):
@@ -235,12 +229,21 @@ def _text(field: str, value: Any, space: spaces.Text) -> str:
     return str(value)
 
 
+def _foreign(field: str, space: spaces.Space) -> InvalidInputError:
+    return InvalidInputError(
+        f"action field {field!r} is a {type(space).__name__} in this space: not a DesktopEnv "
+        f"action space (action_space())"
+    )
+
+
 def _field(field: str, value: Any, space: spaces.Space) -> Any:
     if isinstance(space, spaces.Discrete):
         return _index(field, value, space)
     if isinstance(space, spaces.Box):
         return _point(field, value, space)
-    return _text(field, value, space)  # type: ignore[arg-type]
+    if isinstance(space, spaces.Text):
+        return _text(field, value, space)
+    raise _foreign(field, space)
 
 
 def read_action(sample: Any, space: spaces.Dict) -> Action:
@@ -263,7 +266,10 @@ def read_action(sample: Any, space: spaces.Dict) -> Action:
         raise InvalidInputError(
             f"an action needs the field 'type', got the fields {[str(k) for k in sample]}"
         )
-    name = ACTION_TYPES[_index("type", sample["type"], parts["type"])]
+    kind = parts["type"]
+    if not isinstance(kind, spaces.Discrete):
+        raise _foreign("type", kind)
+    name = ACTION_TYPES[_index("type", sample["type"], kind)]
     missing = [field for field in _USES[name] if field not in sample]
     if missing:
         raise InvalidInputError(

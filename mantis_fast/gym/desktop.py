@@ -7,7 +7,7 @@
     observation, info = env.reset(seed=0)
     observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
-Underneath is ``XdotoolGymEnv`` (a private Xvfb, XTest input, damage-tracked capture): the
+Underneath is ``X11GymEnv`` (a private Xvfb, XTest input, damage-tracked capture): the
 observation is the screen resized to ``observation_size`` (the model's image), the actions are
 the package's one action vocabulary in that image's pixels, mapped back to the screen by the
 coordinate contract. The episode's task (``Task``) starts the app, and scores each step from
@@ -67,12 +67,11 @@ from mantis_fast.gym.action_space import (
     read_action,
 )
 from mantis_fast.gym.app_window import check_paint_timeout
-from mantis_fast.gym.env import XdotoolGymEnv
+from mantis_fast.gym.env import X11GymEnv, _size
 from mantis_fast.gym.tasks import Task, as_task
 from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
 from mantis_fast.pixels.frames import frame_hash
 from mantis_fast.pixels.image import resize
-from mantis_fast.pixels.sizing import _size
 from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.monitors import check_layout, set_monitors
 
@@ -95,7 +94,7 @@ class DesktopEnv(gymnasium.Env):
     desktop with reward 0. ``viewport``: the screen (default: the task's ``viewport``, else
     1280 x 720); ``observation_size``: the image the
     policy sees (default: the screen). ``reset`` returns once the task's app (``Task.pids``)
-    has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``XdotoolGymEnv``'s;
+    has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``X11GymEnv``'s;
     ``app_timeout=None`` does not wait); an app that fails to start (exits with an error, shows
     no window) on a working desktop raises ``AppError``, a desktop that died is replaced.
     ``monitors``: rectangles ``(x, y, w, h)`` laid out as the private screen's RandR monitors
@@ -108,7 +107,12 @@ class DesktopEnv(gymnasium.Env):
     click tolerance, fixed windows), never read from ``MANTIS_*`` variables.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    # gymnasium.Env annotates metadata as an instance variable, yet it is class data (read from
+    # the class by gymnasium.make and the wrappers): ClassVar is the truth.
+    metadata: ClassVar[dict[str, Any]] = {  # type: ignore[misc]
+        "render_modes": ["rgb_array"],
+        "render_fps": 30,
+    }
 
     def __init__(
         self,
@@ -165,7 +169,7 @@ class DesktopEnv(gymnasium.Env):
         self.action_space: spaces.Dict = action_space(
             self.observation_size, actions, len(self.monitors or ())
         )
-        self._desktop: XdotoolGymEnv | None = None
+        self._desktop: X11GymEnv | None = None
         self._closed = False
         # Pinned, not read from MANTIS_* variables: truncation follows from the seed and the
         # actions alone (docs/loops.md), whatever the environment of the process.
@@ -184,14 +188,14 @@ class DesktopEnv(gymnasium.Env):
 
     # -- the desktop -----------------------------------------------------------------------
     @property
-    def desktop(self) -> XdotoolGymEnv:
+    def desktop(self) -> X11GymEnv:
         """The running desktop (Xvfb, capture, input), started on first use; ``DisplayError``
         once the env is closed (a closed env never starts another)."""
         self._check_open()
         if self._desktop is None:
             settle_time, quiet_ms = self._settle
             app_timeout, paint_timeout = self._app_wait
-            desktop = XdotoolGymEnv(
+            desktop = X11GymEnv(
                 viewport=self.viewport,
                 settle_time=settle_time,
                 quiet_ms=quiet_ms,

@@ -23,6 +23,8 @@ import numpy as np
 from PIL import Image
 
 from mantis_fast._closing import Closing
+from mantis_fast._deprecated import moved_names
+from mantis_fast._validate import pair, positive_int
 from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType, Dispatcher
 from mantis_fast.errors import (
     AppError,
@@ -35,7 +37,7 @@ from mantis_fast.gym.actions import GymResult
 from mantis_fast.gym.app_window import AppWindow, check_paint_timeout, wait_for_app_window
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.gym.upstream import from_upstream, image_size
-from mantis_fast.pixels.sizing import _size
+from mantis_fast.pixels.sizing import MAX_SIZE
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.damage import Settled
@@ -44,7 +46,11 @@ from mantis_fast.x11.settle import InputSettle
 from mantis_fast.x11.windows import Windows
 from mantis_fast.x11.xvfb import Xvfb
 
-__all__ = ["GymEnvironment", "GymObservation", "GymResult", "XdotoolGymEnv"]
+__all__ = ["GymEnvironment", "GymObservation", "GymResult", "X11GymEnv"]
+
+# Renamed for what it is (an X11 desktop; its input is XTest unless asked for xdotool); the old
+# name stays for one release.
+__getattr__ = moved_names(__name__, {"XdotoolGymEnv": ("mantis_fast.gym.env", "X11GymEnv")})
 
 
 @dataclass
@@ -59,6 +65,16 @@ class GymObservation:
 
     screenshot: Any
     extras: dict[str, Any] = field(default_factory=dict)
+
+
+def _size(size: Any, what: str) -> tuple[int, int]:
+    """A screen or image size ``(width, height)`` given to an env: two integers in
+    1..``MAX_SIZE`` (the package's size limit), else ``InvalidInputError`` naming ``what``."""
+    width, height = pair(size, what)
+    return (
+        positive_int(width, f"{what} width", MAX_SIZE),
+        positive_int(height, f"{what} height", MAX_SIZE),
+    )
 
 
 def brain_size_of(size: Any) -> tuple[int, int] | None:
@@ -86,8 +102,11 @@ class GymEnvironment(Closing, ABC):
         """(width, height) of the display actions are dispatched to: the real framebuffer."""
 
 
-class XdotoolGymEnv(GymEnvironment):
-    """An app on an X display, observed by zero-copy capture and driven by XTest or xdotool.
+class X11GymEnv(GymEnvironment):
+    """Upstream Mantis's ``GymEnvironment`` shape on an X11 display, named for the display (its
+    input is XTest, xdotool only on request); ``DesktopEnv`` is the ``gymnasium.Env`` on top.
+
+    An app on an X display, observed by zero-copy capture and driven by XTest or xdotool.
 
     ``display=None`` starts a private Xvfb of ``viewport`` size. ``app`` (an argv list or a
     shell-style string) is (re)launched by every ``reset``. After each action the env waits until
@@ -130,8 +149,12 @@ class XdotoolGymEnv(GymEnvironment):
             observation_size = _size(observation_size, "observation_size")
         if not (isinstance(settle_time, (int, float)) and settle_time >= 0):
             raise InvalidInputError(f"settle_time must be a number >= 0, got {settle_time!r}")
-        self._xvfb = Xvfb(size=viewport).start() if display is None else None
-        self.display = display if display is not None else self._xvfb.display
+        self._xvfb: Xvfb | None = None
+        if display is None:
+            self._xvfb = xvfb = Xvfb(size=viewport).start()
+            assert xvfb.display is not None  # a started server has its name
+            display = xvfb.display
+        self.display: str = display
         self.app = shlex.split(app) if isinstance(app, str) else (list(app) if app else None)
         self.settle_time = float(settle_time)
         self.quiet_ms = float(quiet_ms)

@@ -1,6 +1,6 @@
 """Vector-env policies: a batch of observations in, a batch of actions out.
 
-``click_red_targets`` is the built-in demo brain (``mantis_fast.demo.brain.find_red_target``)
+``click_red_targets`` is the built-in demo brain (``mantis_fast.gym.tasks.find_red_target``)
 for a vector env: each env clicks the red target it sees, or a random point when it sees none.
 ``random_pointer`` clicks, moves and double-clicks at random. Both take the observations a
 vector env returned and its batched ``action_space`` (of ``DesktopEnv``'s ``"full"`` or
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from mantis_fast.demo.brain import find_red_target
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.gym.desktop import POINTER_TYPES
+from mantis_fast.gym.tasks import find_red_target
 
 __all__ = ["click_red_targets", "random_pointer"]
 
@@ -41,21 +41,23 @@ def _images(observations: Any) -> np.ndarray:
     return images
 
 
-def _check(action_space: Any, images: np.ndarray) -> None:
+def _check(action_space: Any, images: np.ndarray) -> spaces.Box:
+    """``action_space``'s batched points (one row per env), once it is sure to be a batched
+    ``DesktopEnv`` action space for ``images``."""
+    point = action_space.spaces.get("point") if isinstance(action_space, spaces.Dict) else None
     if not (
-        isinstance(action_space, spaces.Dict)
-        and "type" in action_space.spaces
-        and "point" in action_space.spaces
+        isinstance(point, spaces.Box) and len(point.shape) == 2 and "type" in action_space.spaces
     ):
         raise InvalidInputError(
             f"action_space must be a vector env's batched DesktopEnv action space (a Dict with "
             f"'type' and 'point'), got {action_space!r}"
         )
-    envs = action_space["point"].shape[0]
+    envs = point.shape[0]
     if images.shape[0] != envs:
         raise InvalidInputError(
             f"observations hold {images.shape[0]} images for an action space of {envs} envs"
         )
+    return point
 
 
 def _filled(action_space: spaces.Dict) -> dict[str, Any]:
@@ -75,9 +77,9 @@ def _filled(action_space: spaces.Dict) -> dict[str, Any]:
 _FILL: tuple[spaces.Dict, dict[str, Any]] | None = None
 
 
-def _random_points(action_space: spaces.Dict) -> np.ndarray:
-    point = action_space["point"]
-    return point.np_random.integers(point.low, point.high, endpoint=True).astype(point.dtype)
+def _random_points(point: spaces.Box) -> np.ndarray:
+    low, high = np.asarray(point.low, np.int64), np.asarray(point.high, np.int64)  # pixels
+    return point.np_random.integers(low, high, endpoint=True).astype(point.dtype)
 
 
 def random_pointer(observations: Any, action_space: spaces.Dict) -> dict[str, Any]:
@@ -85,13 +87,13 @@ def random_pointer(observations: Any, action_space: spaces.Dict) -> dict[str, An
     type drawn from the pointer types, the point from the space's points, the other fields
     valid and unused."""
     images = _images(observations)
-    _check(action_space, images)
+    point = _check(action_space, images)
     actions = _filled(action_space)
     type_space = action_space["type"]
     actions["type"] = type_space.np_random.integers(0, len(POINTER_TYPES), len(images)).astype(
         type_space.dtype
     )
-    actions["point"] = _random_points(action_space)
+    actions["point"] = _random_points(point)
     return actions
 
 
@@ -99,12 +101,12 @@ def click_red_targets(observations: Any, action_space: spaces.Dict) -> dict[str,
     """Per env, a click on the centre of the red target in its observation (the demo brain,
     ``find_red_target``), or a click on a random point when it sees no target."""
     images = _images(observations)
-    _check(action_space, images)
+    point = _check(action_space, images)
     actions = _filled(action_space)  # valid values for the unused fields
     actions["type"] = np.full(len(images), CLICK, dtype=action_space["type"].dtype)
-    actions["point"] = _random_points(action_space)
+    actions["point"] = _random_points(point)
     for index, image in enumerate(images):
-        point = find_red_target(image)
-        if point is not None:
-            actions["point"][index] = point
+        found = find_red_target(image)
+        if found is not None:
+            actions["point"][index] = found
     return actions

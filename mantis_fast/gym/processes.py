@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 from mantis_fast.errors import MantisError
 
-__all__ = ["APP_STOP_GRACE_S", "child_pids", "relayed_error", "stop_process"]
+__all__ = ["APP_STOP_GRACE_S", "add_note", "child_pids", "relayed_error", "stop_process"]
 
 APP_STOP_GRACE_S = 5.0
 
@@ -52,3 +53,13 @@ def relayed_error(
         cause.__traceback__ = None  # the other process's frames are in a note, not here
         return cause
     return fallback(message)
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """``error.add_note(note)``; Python 3.10 has no ``add_note``, so there the note goes on the
+    ``__notes__`` list PEP 678 defines (which 3.11's traceback module and the
+    ``exceptiongroup`` backport print)."""
+    if sys.version_info >= (3, 11):
+        error.add_note(note)
+    else:
+        error.__dict__.setdefault("__notes__", []).append(note)

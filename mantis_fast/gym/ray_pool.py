@@ -32,8 +32,8 @@ sent). An exception raised inside an actor's step arrives as a typed error namin
 ``RayTaskError``; the actors live on, and the pool with them. A closed pool raises
 ``DisplayError``.
 
-``register_rllib_env`` registers the env with ``ray.tune.register_env`` for RLlib's env
-runners. Ray is imported only when used: ``import mantis_fast`` works without the extra.
+RLlib's adapter (``register_rllib_env``) is ``mantis_fast.gym.rllib``. Ray is imported only
+when used: ``import mantis_fast`` works without the extra.
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import types
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import gymnasium
 import numpy as np
-from gymnasium import spaces
 
+from mantis_fast._deprecated import moved_names
 from mantis_fast._extras import require_extra
 from mantis_fast.errors import (
     DesktopPoolError,
@@ -58,21 +58,17 @@ from mantis_fast.errors import (
     RayNotInstalledError,
 )
 from mantis_fast.gym.action_space import read_actions
-from mantis_fast.gym.processes import child_pids, relayed_error
+from mantis_fast.gym.processes import add_note, child_pids, relayed_error
 
 __all__ = [
     "DEFAULT_RESOURCES",
     "DesktopActor",
     "DesktopPool",
     "DesktopPoolError",
-    "IntegerBoxesAsMultiDiscrete",
     "RayNotInstalledError",
-    "make_rllib_env",
-    "register_rllib_env",
 ]
 
 DEFAULT_RESOURCES: Mapping[str, float] = {"desktop": 1}
-RLLIB_ENV_NAME = "mantis_fast_desktop"
 _REASON_CHARS = 300  # an actor's death message can carry a whole traceback
 
 
@@ -191,7 +187,7 @@ class _DesktopWorker:
 
 
 _actor_class: Any = None
-DesktopActor: Any  # made on first access (module ``__getattr__``)
+DesktopActor: Any  # made on first access (``_RayPoolModule.DesktopActor``)
 
 
 def _desktop_actor() -> Any:
@@ -201,12 +197,31 @@ def _desktop_actor() -> Any:
     return _actor_class
 
 
-def __getattr__(name: str) -> Any:
-    # ``DesktopActor`` is made with ``ray.remote`` on first use, so importing this module
-    # needs no Ray.
-    if name == "DesktopActor":
+class _RayPoolModule(types.ModuleType):
+    """This module's class: ``DesktopActor`` is made with ``ray.remote`` on first access, so
+    importing the module needs no Ray. (A property rather than the module ``__getattr__``,
+    which is left to the moved names: their warning then points at the caller's line.)"""
+
+    @property
+    def DesktopActor(self) -> Any:
         return _desktop_actor()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+sys.modules[__name__].__class__ = _RayPoolModule
+
+# Moved to mantis_fast.gym.rllib (one concern per module); kept here for one release.
+__getattr__ = moved_names(
+    __name__,
+    {
+        name: ("mantis_fast.gym.rllib", name)
+        for name in (
+            "RLLIB_ENV_NAME",
+            "IntegerBoxesAsMultiDiscrete",
+            "make_rllib_env",
+            "register_rllib_env",
+        )
+    },
+)
 
 
 # -- the pool ----------------------------------------------------------------------------------
@@ -236,7 +251,7 @@ def _desktop_error(raised: list[tuple[int, Any]]) -> BaseException:
     )
     error = relayed_error(causes[0][1], described, DesktopPoolError)
     for i, exc in raised:
-        error.add_note(f"desktop {i}'s actor: {exc}")
+        add_note(error, f"desktop {i}'s actor: {exc}")
     return error
 
 
@@ -495,92 +510,3 @@ class DesktopPool:
         return (
             f"DesktopPool(n={self.n}, task={self.task!r}, resources={self._options['resources']})"
         )
-
-
-# -- RLlib -------------------------------------------------------------------------------------
-
-
-class IntegerBoxesAsMultiDiscrete(gymnasium.ActionWrapper):
-    """Integer ``Box`` parts of the action space (the pointer's ``point``) as ``MultiDiscrete``:
-    RLlib's new API stack has no distribution for integer boxes ("Box(..., `int`) action
-    spaces are not supported"), but samples ``Dict``, ``Discrete`` and ``MultiDiscrete``."""
-
-    def __init__(self, env: gymnasium.Env) -> None:
-        super().__init__(env)
-        self._boxes: dict[str, spaces.Box] = {}
-        space = env.action_space
-        if isinstance(space, spaces.Dict):
-            parts = dict(space.spaces)
-            for key, part in space.spaces.items():
-                if (
-                    isinstance(part, spaces.Box)
-                    and np.issubdtype(part.dtype, np.integer)
-                    and len(part.shape) == 1
-                    and (part.low == 0).all()
-                ):
-                    self._boxes[key] = part
-                    parts[key] = spaces.MultiDiscrete(part.high.astype(np.int64) + 1)
-            self.action_space = spaces.Dict(parts)
-
-    def action(self, action: Any) -> Any:
-        if not self._boxes or not isinstance(action, Mapping):
-            return action
-        return {
-            key: np.asarray(value, self._boxes[key].dtype) if key in self._boxes else value
-            for key, value in action.items()
-        }
-
-
-def make_rllib_env(
-    config: Mapping[str, Any] | None = None,
-    *,
-    max_episode_steps: int = 200,
-    wrappers: Sequence[Callable[[Any], Any]] = (),
-    **defaults: Any,
-) -> Any:
-    """A ``DesktopEnv`` for RLlib: ``config`` (RLlib's ``env_config``) over ``defaults`` as
-    its keyword arguments, ``actions="pointer"`` unless given (RLlib cannot batch ``Text``
-    spaces), a ``TimeLimit`` of ``max_episode_steps``, the pointer's pixels as
-    ``MultiDiscrete`` (``IntegerBoxesAsMultiDiscrete``), then ``wrappers`` in order."""
-    from mantis_fast.gym.desktop import DesktopEnv
-
-    kwargs = {"actions": "pointer", **defaults, **dict(config or {})}
-    env: Any = gymnasium.wrappers.TimeLimit(DesktopEnv(**kwargs), max_episode_steps)
-    env = IntegerBoxesAsMultiDiscrete(env)
-    for wrap in wrappers:
-        env = wrap(env)
-    return env
-
-
-def register_rllib_env(
-    name: str = RLLIB_ENV_NAME,
-    *,
-    max_episode_steps: int = 200,
-    wrappers: Sequence[Callable[[Any], Any]] = (),
-    **defaults: Any,
-) -> str:
-    """Register the desktop with ``ray.tune.register_env`` as ``name`` (for
-    ``AlgorithmConfig.environment(name, env_config={...})``); returns ``name``. ``defaults``
-    are ``DesktopEnv`` keyword arguments the ``env_config`` overrides; see ``make_rllib_env``."""
-    if not (isinstance(name, str) and name):
-        raise InvalidInputError(f"name must be a non-empty string, got {name!r}")
-    if not (isinstance(max_episode_steps, int) and max_episode_steps >= 1):
-        raise InvalidInputError(
-            f"max_episode_steps must be an integer >= 1, got {max_episode_steps!r}"
-        )
-    _ray()
-    try:
-        from ray.tune import register_env
-    except ImportError as exc:
-        raise RayNotInstalledError(
-            f"registering an RLlib env needs ray.tune: pip install 'ray[rllib]' ({exc})"
-        ) from None
-    wrappers = tuple(wrappers)
-
-    def creator(config: Mapping[str, Any]) -> Any:
-        return make_rllib_env(
-            config, max_episode_steps=max_episode_steps, wrappers=wrappers, **defaults
-        )
-
-    register_env(name, creator)
-    return name

@@ -16,8 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from PIL import Image
 
+from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.gym.actions import Action, ActionType
 from mantis_fast.gym.env import GymObservation
 from mantis_fast.gym.upstream import UPSTREAM_FRAMES, UpstreamBrain, is_upstream_brain

@@ -7,7 +7,8 @@ each step from the observation and the step's ``info`` (``reward`` -> ``(reward,
 terminated)``), says when its app died (``check_alive`` raises ``AppError``) and stops it
 (``stop``). A plain callable
 ``reward(observation, info)`` returning a float or ``(float, terminated)`` is a task that starts
-nothing. ``ClickTarget`` is the worked example: the demo app's red targets.
+nothing. ``ClickTarget`` is the worked example: the demo app's red targets
+(``find_red_target`` finds one in an image).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from mantis_fast.gym.app_channel import AppChannel
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.x11.damage import Settled
 
-__all__ = ["ClickTarget", "RewardFunction", "Task", "as_task"]
+__all__ = ["ClickTarget", "RewardFunction", "Task", "as_task", "find_red_target"]
 
 APP_START_TIMEOUT_S = 20.0
 # A reseed is a redraw of one target: an app that has not answered in this long is stuck, and a
@@ -50,7 +51,7 @@ class Task:
     viewport: tuple[int, int] | None = None
 
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
-        """Start the episode's app on ``desktop`` (an ``XdotoolGymEnv``); return info items."""
+        """Start the episode's app on ``desktop`` (an ``X11GymEnv``); return info items."""
         return {}
 
     def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:
@@ -295,3 +296,22 @@ class ClickTarget(Task):
             return
         channel.close()
         stop_process(channel.process)
+
+
+def find_red_target(view: np.ndarray) -> tuple[int, int] | None:
+    """Centre of ``ClickTarget``'s red disc in an RGB image (what a model would find in the
+    observation; None when there is none): coarse search on every 4th pixel, then refine."""
+
+    def red(pixels: np.ndarray) -> np.ndarray:
+        r, g, b = (pixels[..., i].astype(np.int16) for i in range(3))
+        return (r > 170) & (g < 90) & (b < 90)
+
+    coarse = red(view[::4, ::4])
+    if not coarse.any():
+        return None
+    ys, xs = np.nonzero(coarse)
+    cy, cx = int(np.median(ys)) * 4, int(np.median(xs)) * 4
+    top, left = max(cy - 40, 0), max(cx - 40, 0)
+    window = red(view[top : cy + 40, left : cx + 40])
+    ys, xs = np.nonzero(window)
+    return round(left + (xs.min() + xs.max()) / 2), round(top + (ys.min() + ys.max()) / 2)

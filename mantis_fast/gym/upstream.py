@@ -101,8 +101,9 @@ def _whole(value: Any) -> int | None:
         return None
     if isinstance(value, Integral):
         return int(value)
-    if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
+    if isinstance(value, Real):
+        number = float(value)  # judged and converted as the same float
+        return int(number) if math.isfinite(number) and number.is_integer() else None
     return None
 
 
@@ -203,8 +204,8 @@ def from_upstream(action: Any, size: Sequence[int]) -> list[Action]:
         text = params.get("text") or params.get("content") or ""
         text = text if isinstance(text, str) else str(text)
         if text.startswith(("http://", "https://")):
-            keys = [make(ActionType.KEY, {"keys": k}) for k in ("ctrl+l", "ctrl+a")]
-            return [*keys, make(kind, {"text": text}), make(ActionType.KEY, {"keys": "Return"})]
+            focus = [make(ActionType.KEY, {"keys": k}) for k in ("ctrl+l", "ctrl+a")]
+            return [*focus, make(kind, {"text": text}), make(ActionType.KEY, {"keys": "Return"})]
         steps = []
         if params.get("clear_first"):
             steps += [make(ActionType.KEY, {"keys": k}) for k in ("ctrl+a", "Delete")]
@@ -294,7 +295,7 @@ class UpstreamBrain:
             raise InvalidInputError(
                 f"frames_per_inference must be an integer >= 1, got {frames_per_inference!r}"
             )
-        self.brain = brain
+        self.brain: Any = brain
         self.frames_per_inference = frames_per_inference
         self.frames: deque[Any] = deque(maxlen=frames_per_inference)
         self.action_history: list[Any] = []

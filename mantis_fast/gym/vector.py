@@ -45,7 +45,7 @@ import multiprocessing.connection
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,7 @@ from mantis_fast.errors import (
 )
 from mantis_fast.gym.action_space import is_desktop_space, read_actions
 from mantis_fast.gym.desktop import DesktopEnv
-from mantis_fast.gym.processes import child_pids, relayed_error
+from mantis_fast.gym.processes import add_note, child_pids, relayed_error
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
 from mantis_fast.gym.tasks import Task
 from mantis_fast.x11.server_identity import process_status
@@ -207,7 +207,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
         """Per env, the processes its worker started (Xvfb, the app) as last seen."""
         return tuple(tuple(processes) for processes in self._desktop_processes)
 
-    def _look_at_children(self, indices: Sequence[int]) -> None:
+    def _look_at_children(self, indices: Iterable[int]) -> None:
         # A worker's desktop processes change only when it (re)starts a desktop or an app:
         # at reset, at the autoreset after an episode ends, when a dead desktop is replaced.
         gone: set[int] = set()
@@ -252,7 +252,8 @@ class DesktopVectorEnv(AsyncVectorEnv):
         return result
 
     def call_async(self, name: str, /, *args: object, **kwargs: object) -> None:
-        self._guarded(super().call_async, name, *args, **kwargs)
+        # Bound first: a keyword of the env's method (even one named ``waited``) is its own.
+        self._guarded(functools.partial(super().call_async, name, *args, **kwargs))
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         return self._guarded(super().call_wait, self._bound(timeout), waited=timeout)
@@ -276,8 +277,8 @@ class DesktopVectorEnv(AsyncVectorEnv):
             while busy and time.monotonic() < deadline:
                 step = min(deadline - time.monotonic(), _WATCH_S)
                 ready = multiprocessing.connection.wait(list(busy), timeout=max(step, 0.0))
-                for pipe in ready:  # an answer, or the end of the pipe of a dead worker
-                    del busy[pipe]
+                # an answer, or the end of the pipe of a dead worker
+                busy = {pipe: index for pipe, index in busy.items() if pipe not in ready}
                 if not ready:
                     self._look_at_children(sorted(busy.values()))
             left = max(deadline - time.monotonic(), 0.0)
@@ -328,7 +329,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
             "stopped (make a new one to go on)"
         )
 
-    def _raise_if_errors(self, successes: Sequence[bool]) -> None:
+    def _raise_if_errors(self, successes: Iterable[bool]) -> None:
         """Workers that raised (Gymnasium's worker sends its exception through the error queue
         and ends): one typed error naming them, once; the other workers are closed and so is
         the vector env. (Gymnasium re-raises the last one bare, by its type and message alone,
@@ -347,7 +348,9 @@ class DesktopVectorEnv(AsyncVectorEnv):
             pipe = self.parent_pipes[index]
             if pipe is not None:
                 pipe.close()
-                self.parent_pipes[index] = None
+                # Gymnasium types its pipes without None, yet sets a failed worker's to None
+                # itself (its _raise_if_errors); every reader here checks for it.
+                self.parent_pipes[index] = None  # type: ignore[call-overload]
         self._state = AsyncState.DEFAULT
         raise self._worker_error(errors)
 
@@ -368,7 +371,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
         )
         error = relayed_error(errors[0][1], message, WorkerDiedError)
         for index, _, trace in errors:
-            error.add_note(f"worker {index}'s traceback:\n{trace.rstrip()}")
+            add_note(error, f"worker {index}'s traceback:\n{trace.rstrip()}")
         return error
 
     def _assert_is_running(self) -> None:

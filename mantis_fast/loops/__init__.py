@@ -7,3 +7,32 @@ step is reduced to; ``trajectory`` the batched form over whole recorded trajecto
 workflow runners' loop guards (state repeats, leaving a pinned site), which watch observations
 rather than actions.
 """
+
+from mantis_fast.loops.adaptive import adaptive_loop_enabled
+from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
+from mantis_fast.loops.guards import (
+    LoopGuardHalt,
+    LoopGuardSuite,
+    OffSourceDriftGuard,
+    StateRepeatGuard,
+)
+from mantis_fast.loops.trajectory import (
+    Trajectory,
+    drift_loop_flags,
+    repeat_loop_flags,
+    state_loop_flags,
+)
+
+__all__ = [
+    "LoopDetector",
+    "LoopGuardHalt",
+    "LoopGuardSuite",
+    "OffSourceDriftGuard",
+    "StateRepeatGuard",
+    "Trajectory",
+    "adaptive_loop_enabled",
+    "compute_click_tol_px",
+    "drift_loop_flags",
+    "repeat_loop_flags",
+    "state_loop_flags",
+]

@@ -65,7 +65,8 @@ def _bucket(value: Any) -> int | None:
     if type(value) is not float and not isinstance(value, Real):
         return None
     try:
-        return int(value) // SIGNATURE_BUCKET_PX
+        # numpy scalars lack __trunc__; typeshed gives Real no __int__, which every Real has
+        return int(value) // SIGNATURE_BUCKET_PX  # type: ignore[arg-type]
     except (OverflowError, ValueError):  # inf, nan
         return None
 

@@ -35,8 +35,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from mantis_fast._validate import integer, optional_flag
+from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops._loop import DriftRing
 from mantis_fast.loops.adaptive import (
     ADAPTIVE_LOOP_ENV,
@@ -65,6 +66,7 @@ from mantis_fast.loops.tolerance import (
     compute_click_tol_px,
     effective_click_tol,
 )
+from mantis_fast.loops.trajectory import check_extension
 
 #: The three loops, in the order ``LoopDetector.loop_kinds`` reports them.
 LOOP_KINDS = ("drift", "repeat", "state")
@@ -100,16 +102,32 @@ MAX_HISTORY = 65536
 class LoopDetector:
     """Streaming drift / repeat / state loop detector over a bounded ring of recent samples.
 
-    ``click_tol_px`` is the drift baseline (usually :func:`compute_click_tol_px` of the screen),
-    a finite number in ``0..MAX_CLICK_TOL_PX``; ``history`` (``2..MAX_HISTORY``) bounds the ring
-    and so the largest window that can be asked about. ``adaptive`` overrides
-    ``MANTIS_ADAPTIVE_CLICK_TOL`` and ``adaptive_windows`` overrides ``MANTIS_LOOP_ADAPTIVE`` for
-    this detector; None (the default) reads the variable at every check.
+    Parameters
+    ----------
+    click_tol_px : float, default 8
+        The drift baseline tolerance in pixels (usually :func:`compute_click_tol_px` of the
+        screen), a finite number in ``0..MAX_CLICK_TOL_PX``.
+    history : int, default 32
+        The ring's size, ``2..MAX_HISTORY``: it bounds the largest window that can be asked
+        about.
+    adaptive : bool, optional
+        Overrides ``MANTIS_ADAPTIVE_CLICK_TOL`` (the keyword multipliers) for this detector;
+        None (the default) reads the variable at every check.
+    adaptive_windows : bool, optional
+        Overrides ``MANTIS_LOOP_ADAPTIVE`` for this detector; None (the default) reads the
+        variable at every check.
 
+    Raises
+    ------
+    InvalidInputError
+        A ``click_tol_px``, ``history``, ``adaptive`` or ``adaptive_windows`` out of its range.
+
+    Notes
+    -----
     Per step, :meth:`record` updates run lengths incrementally, so :meth:`is_repeat_loop` and
     :meth:`is_state_loop` are O(1) and :meth:`is_drift_loop` walks the window (in C, over the
-    preallocated :class:`~mantis_fast.loops._loop.DriftRing`) only when its samples already share
-    one spatial action type. The adaptive-window signals walk their window in Python, when asked.
+    preallocated ``DriftRing``) only when its samples already share one spatial action type.
+    The adaptive-window signals walk their window in Python, when asked.
     """
 
     __slots__ = (
@@ -148,17 +166,9 @@ class LoopDetector:
         adaptive_windows: bool | None = None,
     ):
         check_click_tol(click_tol_px)
-        ok = isinstance(history, int) and not isinstance(history, bool)
-        if not (ok and 2 <= history <= MAX_HISTORY):
-            raise InvalidInputError(
-                f"history must be an int in 2..{MAX_HISTORY}, got {_shown(history)}"
-            )
-        if adaptive is not None and type(adaptive) is not bool:
-            raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
-        if adaptive_windows is not None and type(adaptive_windows) is not bool:
-            raise InvalidInputError(
-                f"adaptive_windows must be True, False or None, got {_shown(adaptive_windows)}"
-            )
+        history = integer(history, "history", low=2, high=MAX_HISTORY, noun="an int")
+        optional_flag(adaptive, "adaptive")
+        optional_flag(adaptive_windows, "adaptive_windows")
         self.click_tol_px = click_tol_px
         self.history = history
         self._adaptive = None if adaptive is None else bool(adaptive)
@@ -207,7 +217,8 @@ class LoopDetector:
         # known value that differs from it (-1: none). A window of steps holds two distinct
         # known values exactly when that last step falls inside it (the differing one is older).
         self._steps = 0
-        self._url_last = self._hash_last = None
+        self._url_last: str | None = None
+        self._hash_last: str | None = None
         self._url_at = self._url_moved = self._hash_at = self._hash_moved = -1
 
     def _effective_click_tol(self, action: Any) -> float:
@@ -219,11 +230,24 @@ class LoopDetector:
         return _scaled_click_tol(self.click_tol_px, normalize_action(action)[2], self.adaptive)
 
     def record(self, action: Any, *, url: str | None = "", frame: Any = None) -> None:
-        """Append one step: the action taken, the page URL and the frame (image or hash string).
+        """Append one step: the action taken, the page URL and the frame.
 
-        ``frame`` is the screen the step belongs to: a precomputed hash string, an image array
-        (hashed with ``mantis_fast.pixels.frames.frame_hash``), a ``PIL.Image`` (hashed with
-        ``phash_64``, as upstream does), or None (or ``""``) when unknown.
+        Parameters
+        ----------
+        action : object
+            The action taken, in any form :func:`normalize_action` takes (an object with
+            ``.action_type``, ``.params`` and ``.reasoning``, or a mapping).
+        url : str or None, default ""
+            The page URL at this step; ``""`` or None when unknown.
+        frame : str, numpy.ndarray or PIL.Image.Image, optional
+            The screen the step belongs to: a precomputed hash string, an image array (hashed
+            with ``mantis_fast.pixels.frames.frame_hash``), a ``PIL.Image`` (hashed with
+            ``phash_64``, as upstream does), or None (the default, or ``""``) when unknown.
+
+        Raises
+        ------
+        InvalidInputError
+            An action, ``url`` or ``frame`` that cannot be read.
         """
         _, code, x, y, reasoning, signature, scroll, frame_hash, url = to_sample(action, url, frame)
 
@@ -322,31 +346,129 @@ class LoopDetector:
         )
 
     def is_drift_loop(self, window: int) -> bool:
-        """The last ``window`` samples are one spatial action type near the first one's point."""
+        """Whether the last ``window`` samples form a drift loop.
+
+        Parameters
+        ----------
+        window : int
+            How many of the latest samples, ``2..history``.
+
+        Returns
+        -------
+        bool
+            True when the samples are all one spatial action type and each lies within the
+            effective click tolerance of the window's first sample on both axes.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` that is not an int in ``2..history``.
+        """
         return self._drift(self._check_window(window))
 
     def is_repeat_loop(self, window: int) -> bool:
-        """The last ``window`` actions are identical (scroll-likes on a moving screen excepted)."""
+        """Whether the last ``window`` actions form a repeat loop.
+
+        Parameters
+        ----------
+        window : int
+            How many of the latest samples, ``2..history``.
+
+        Returns
+        -------
+        bool
+            True when the actions are identical (type and params), except scroll-like actions
+            while the screen or URL changed at every step of the window.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` that is not an int in ``2..history``.
+        """
         return self._repeat(self._check_window(window))
 
     def is_state_loop(self, window: int) -> bool:
-        """The last ``window`` samples share one URL and frame hash (one of them at least known)."""
+        """Whether the last ``window`` samples form a state loop.
+
+        Parameters
+        ----------
+        window : int
+            How many of the latest samples, ``2..history``.
+
+        Returns
+        -------
+        bool
+            True when the samples share one URL and frame hash, one of them at least known.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` that is not an int in ``2..history``.
+        """
         return self._state_run >= self._check_window(window)
 
     def is_any_loop(self, window: int) -> bool:
-        """Any of the three loop kinds over the last ``window`` samples."""
+        """Whether any of the three loop kinds holds over the last ``window`` samples.
+
+        Parameters
+        ----------
+        window : int
+            How many of the latest samples, ``2..history``.
+
+        Returns
+        -------
+        bool
+            True when a drift, repeat or state loop holds.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` that is not an int in ``2..history``.
+        """
         window = self._check_window(window)
         return self._state_run >= window or self._repeat(window) or self._drift(window)
 
     def loop_kinds(self, window: int) -> list[str]:
-        """Which loops hold over the last ``window`` samples, of ``LOOP_KINDS`` in its order
-        (what a truncation or a nudge reports)."""
+        """Which loops hold over the last ``window`` samples.
+
+        Parameters
+        ----------
+        window : int
+            How many of the latest samples, ``2..history``.
+
+        Returns
+        -------
+        list of str
+            The kinds of ``LOOP_KINDS`` that hold, in its order (what a truncation or a nudge
+            reports); empty when none does.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` that is not an int in ``2..history``.
+        """
         checks = (self.is_drift_loop, self.is_repeat_loop, self.is_state_loop)
         return [kind for kind, check in zip(LOOP_KINDS, checks, strict=True) if check(window)]
 
     def loop_kinds_adaptive(self, base_window: int) -> list[str]:
-        """``loop_kinds`` over the window ``is_any_loop_adaptive`` looked at (``base_window``
-        adapted, when adaptive windows are on), else over ``base_window``."""
+        """:meth:`loop_kinds` over the window :meth:`is_any_loop_adaptive` looked at.
+
+        Parameters
+        ----------
+        base_window : int
+            The base window, ``2..history``.
+
+        Returns
+        -------
+        list of str
+            The loop kinds over ``base_window`` adapted (see :meth:`adaptive_window`) when
+            adaptive windows are on and any hold there, else over ``base_window``.
+
+        Raises
+        ------
+        InvalidInputError
+            A window out of range.
+        """
         if self.adaptive_windows:
             kinds = self.loop_kinds(self.adaptive_window(base_window))
             if kinds:
@@ -379,24 +501,51 @@ class LoopDetector:
         return self._url_moved >= first or self._hash_moved >= first
 
     def pattern_diversity(self, window: int) -> float:
-        """Distinct :func:`~mantis_fast.loops.adaptive.pattern_signature` values among the last
-        ``window`` actions, divided by ``window``: 1.0 all different, ``1 / window`` all alike;
-        0.0 while fewer than ``window`` samples are held."""
+        """Share of distinct action patterns among the last ``window`` actions.
+
+        Parameters
+        ----------
+        window : int
+            How many of the latest samples, ``2..history``.
+
+        Returns
+        -------
+        float
+            Distinct :func:`~mantis_fast.loops.adaptive.pattern_signature` values divided by
+            ``window``: 1.0 all different, ``1 / window`` all alike; 0.0 while fewer than
+            ``window`` samples are held.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` that is not an int in ``2..history``.
+        """
         return self._diversity(self._check_window(window))
 
     def state_progressed(self, window: int) -> bool:
-        """More than one distinct non-empty URL or frame hash among the last ``window`` samples
-        (False while fewer are held)."""
+        """Whether the URL or the screen moved within the last ``window`` samples.
+
+        Parameters
+        ----------
+        window : int
+            How many of the latest samples, ``2..history``.
+
+        Returns
+        -------
+        bool
+            True when more than one distinct non-empty URL or frame hash is among them; False
+            while fewer than ``window`` samples are held.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` that is not an int in ``2..history``.
+        """
         return self._progressed(self._check_window(window))
 
     def _adapt(self, base_window: Any, max_extension: Any, floor: Any) -> int:
         base = self._check_window(base_window, "base_window")
-        if not (type(max_extension) is int and max_extension >= 0):
-            raise InvalidInputError(
-                f"max_extension must be an int >= 0, got {_shown(max_extension)}"
-            )
-        if not (type(floor) is int and floor >= 2):
-            raise InvalidInputError(f"floor must be an int >= 2, got {_shown(floor)}")
+        max_extension, floor = check_extension(max_extension, floor)
         if base + max_extension > self.history:
             raise InvalidInputError(
                 f"base_window + max_extension must be at most history={self.history}, got "
@@ -418,22 +567,62 @@ class LoopDetector:
     ) -> int:
         """``base_window`` adjusted by the recent pattern diversity and state progress.
 
-        Widened to ``base_window + max_extension`` while the last ``base_window`` steps look
-        productive (diversity >= 0.6, or the URL or screen moved), narrowed by
-        ``max(1, max_extension // 2)`` but not below ``floor`` while they look stuck (diversity
-        <= 0.25 and nothing moved); unchanged otherwise, while fewer than ``base_window`` samples
-        are held, and when ``base_window <= floor``. ``base_window + max_extension`` must fit in
-        ``history``. Computed whatever the toggle says (see :meth:`is_any_loop_adaptive`).
+        Parameters
+        ----------
+        base_window : int
+            The base window, ``2..history``.
+        max_extension : int, default MAX_EXTENSION
+            How far the window may widen, an int >= 0; ``base_window + max_extension`` must
+            fit in ``history``.
+        floor : int, default 2
+            The narrowest window, an int >= 2.
+
+        Returns
+        -------
+        int
+            ``base_window + max_extension`` while the last ``base_window`` steps look
+            productive (diversity >= 0.6, or the URL or screen moved);
+            ``base_window - max(1, max_extension // 2)``, but not below ``floor``, while they
+            look stuck (diversity <= 0.25 and nothing moved); ``base_window`` otherwise, while
+            fewer than ``base_window`` samples are held, and when ``base_window <= floor``.
+
+        Raises
+        ------
+        InvalidInputError
+            An argument out of range, or ``base_window + max_extension`` beyond ``history``.
+
+        Notes
+        -----
+        Computed whatever the toggle says (see :meth:`is_any_loop_adaptive`).
         """
         return self._adapt(base_window, max_extension, floor)
 
     def is_any_loop_adaptive(self, base_window: int, *, max_extension: int = MAX_EXTENSION) -> bool:
-        """:meth:`is_any_loop` over :meth:`adaptive_window`, with a pagination guard: a window in
-        which the URL or screen moved is progress, unless it is a state loop.
+        """:meth:`is_any_loop` over :meth:`adaptive_window`, with a pagination guard.
 
+        Parameters
+        ----------
+        base_window : int
+            The base window, ``2..history``.
+        max_extension : int, default MAX_EXTENSION
+            As for :meth:`adaptive_window`.
+
+        Returns
+        -------
+        bool
+            Whether any loop holds over the adapted window; a window in which the URL or
+            screen moved is progress (False), unless it is a state loop.
+
+        Raises
+        ------
+        InvalidInputError
+            An argument out of range (checked even when adaptive windows are off).
+
+        Notes
+        -----
         When adaptive windows are off (``adaptive_windows=False``, or ``MANTIS_LOOP_ADAPTIVE``
         set to ``disabled``, ``0``, ``false``, ``off`` or ``no`` with no override) this is
-        ``is_any_loop(base_window)``; the arguments are checked either way.
+        ``is_any_loop(base_window)``.
         """
         window = self._adapt(base_window, max_extension, 2)
         if not self.adaptive_windows:

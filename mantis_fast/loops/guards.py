@@ -21,8 +21,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from mantis_fast._validate import integer, text
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 
 __all__ = [
     "LOOP_STUCK",
@@ -51,12 +51,14 @@ class LoopGuardHalt:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
+def _typed(what: str, expectation: str, value: Any) -> InvalidInputError:
+    """``"url must be a string, got bytes"``: the type only (the value may be a whole page)."""
+    return InvalidInputError(f"{what} must be {expectation}, got {type(value).__name__}")
+
+
 def _text(name: str, value: Any) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
-    return value
+    """A string; None counts as the empty one."""
+    return "" if value is None else text(value, name, fail=_typed)
 
 
 def _bytes(value: Any) -> memoryview:
@@ -107,9 +109,7 @@ def matches_pinned(url: str, pattern: str) -> bool:
 
 
 def _count(name: str, value: Any) -> int:
-    if type(value) is not int or value < 0:
-        raise InvalidInputError(f"{name} must be an int >= 0, got {_shown(value)}")
-    return value
+    return integer(value, name, low=0, noun="an int")
 
 
 class StateRepeatGuard:

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from mantis_fast.actions.model import CANONICAL_NAMES
+from mantis_fast._validate import shown as _shown
+from mantis_fast.actions.model import canonical_name, read_action
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 
 __all__ = [
     "DRIFT_CODE",
@@ -46,8 +46,6 @@ _KEY_SEPARATORS = re.compile(r"[+\s,]+")
 
 # Where an action's point is looked up, in order; a drag's (x, y) is its start point.
 _POINT_KEYS = (("x", "y"), ("start_x", "start_y"), ("x1", "y1"))
-# Keys of the mapping form that are not params.
-_ENVELOPE_KEYS = frozenset({"type", "action_type", "name", "reasoning", "params"})
 _MISSING = object()
 
 
@@ -56,40 +54,34 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
 
     Accepted forms:
 
+    * a mapping: read by ``mantis_fast.actions.model.read_action``, the reader of
+      ``Action.from_dict`` (the type under ``name``, ``action``, ``type`` or ``action_type``;
+      a nested ``params`` mapping updated with the other keys; the display keys and ``space``
+      are not params);
     * an object with ``.action_type`` and ``.params`` (and optionally ``.reasoning``), where
-      ``action_type`` is a string or an enum whose ``.value`` is a string;
-    * a mapping with a ``"type"`` (or ``"action_type"``, or ``"name"``: the wire form) key, an
-      optional ``"reasoning"`` key and either a ``"params"`` mapping or the params as its
-      remaining keys.
+      ``action_type`` is a string or an enum whose ``.value`` is a string (an ``Action``, the
+      Gym's, upstream's).
 
-    The type is lower-cased and, when it is a name of the action vocabulary, made canonical
-    (``"type_text"`` -> ``"type"``, ``"left_click"`` -> ``"click"``); other names are kept.
-    Missing params are ``{}``, missing reasoning is ``""``. Anything else
-    raises ValueError naming what was received.
+    The type is made canonical as ``Action`` reads it (``canonical_name``: ``"Type-Text"`` ->
+    ``"type"``, ``"left_click"`` -> ``"click"``); a name outside the vocabulary is kept in
+    that spelling (``"Scroll-Up"`` -> ``"scroll_up"``) rather than refused, since a detector
+    compares actions it need not perform. Missing params are ``{}``, missing reasoning is
+    ``""``. Anything else raises ValueError naming what was received.
     """
-    # Fast paths first (exact dicts, then attribute access): this runs once per agent step.
     if type(action) is dict or (
         getattr(action, "action_type", _MISSING) is _MISSING and isinstance(action, Mapping)
     ):
-        kind = action.get("type")
-        if kind is None:
-            kind = action.get("action_type")
-        if kind is None:
-            kind = action.get("name")  # the wire form of ``Action.to_dict()``
-        params = action.get("params")
-        if params is None:
-            params = {k: v for k, v in action.items() if k not in _ENVELOPE_KEYS}
-        reasoning = action.get("reasoning")
-    else:
-        try:
-            kind = action.action_type
-            params = action.params
-        except AttributeError:
-            raise InvalidInputError(
-                "action must be a mapping with a 'type' key or an object with .action_type and "
-                f".params, got {type(action).__name__} {_shown(action)}"
-            ) from None
-        reasoning = getattr(action, "reasoning", None)
+        read = read_action(action)
+        return canonical_name(read.kind), read.params, read.reasoning
+    try:
+        kind = action.action_type
+        params = action.params
+    except AttributeError:
+        raise InvalidInputError(
+            "action must be a mapping with a 'type' key or an object with .action_type and "
+            f".params, got {type(action).__name__} {_shown(action)}"
+        ) from None
+    reasoning = getattr(action, "reasoning", None)
     if type(kind) is not str:
         kind = getattr(kind, "value", kind)
         if not isinstance(kind, str):
@@ -106,8 +98,7 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
         raise InvalidInputError(
             f"action reasoning must be a string, got {type(reasoning).__name__}"
         )
-    kind = kind.lower()
-    return CANONICAL_NAMES.get(kind, kind), params, reasoning
+    return canonical_name(kind), params, reasoning
 
 
 def _coordinate(name: str, value: Any) -> float:
@@ -195,7 +186,8 @@ def to_sample(action: Any, url: Any, frame: Any) -> tuple:
         scroll_like = False  # a spatial action is never scroll-like
         # Fast path for the common shape (x and y plain finite numbers); anything else, and
         # every error, goes through action_point.
-        px, py = params.get("x"), params.get("y")
+        px: Any = params.get("x")
+        py: Any = params.get("y")
         tx, ty = type(px), type(py)
         fast = (tx is int or tx is float) and (ty is int or ty is float)
         if fast:
@@ -236,7 +228,7 @@ def to_sample(action: Any, url: Any, frame: Any) -> tuple:
             url = str(url)
         else:
             raise InvalidInputError(f"url must be a string, got {type(url).__name__} {_shown(url)}")
-    # The mapping form without a "params" key already built a private params dict.
-    owned = type(action) is dict and "params" not in action
+    # The mapping form built a private params dict (``read_action``).
+    owned = type(action) is dict
     signature = (kind, params if owned else dict(params))
     return kind, code, x, y, reasoning, signature, scroll_like, frame_hash, url

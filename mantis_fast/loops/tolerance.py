@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops.toggles import toggle_enabled
 
 __all__ = [
@@ -103,12 +103,35 @@ def _viewport_size(viewport: Any) -> tuple[float, float] | None:
 def compute_click_tol_px(viewport: Any, *, floor: int = 8, adaptive: bool | None = None) -> int:
     """Drift tolerance baseline for a viewport: ``max(floor, round(0.004 * hypot(w, h)))``.
 
-    ``viewport`` is ``(width, height)`` (or any object with ``.width`` and ``.height``). An invalid
-    viewport (wrong shape, non-numeric, non-finite or non-positive sides, or sides beyond
-    ``2**31 - 1``) returns ``floor``, and so does ``MANTIS_ADAPTIVE_CLICK_TOL`` set to
-    ``disabled``/``0``/``false``/``off``/``no``. ``adaptive`` is the per-request override of
-    that variable (True: scaled, False: ``floor``; None: the variable decides). A bad ``floor``
-    (not an int in ``0..MAX_CLICK_TOL_PX``) is the caller's bug and raises ValueError.
+    Parameters
+    ----------
+    viewport : tuple or object
+        ``(width, height)``, or any object with ``.width`` and ``.height``.
+    floor : int, default 8
+        The smallest tolerance, an int in ``0..MAX_CLICK_TOL_PX``.
+    adaptive : bool, optional
+        The per-request override of ``MANTIS_ADAPTIVE_CLICK_TOL``: True scales, False returns
+        ``floor``; None (the default) lets the variable decide.
+
+    Returns
+    -------
+    int
+        The tolerance in pixels. An invalid viewport (wrong shape, non-numeric, non-finite or
+        non-positive sides, or sides beyond ``2**31 - 1``) gives ``floor``, and so does
+        ``MANTIS_ADAPTIVE_CLICK_TOL`` set to ``disabled``/``0``/``false``/``off``/``no``.
+
+    Raises
+    ------
+    InvalidInputError
+        A bad ``floor`` (not an int in ``0..MAX_CLICK_TOL_PX``: the caller's bug), or an
+        ``adaptive`` that is not True, False or None.
+
+    Examples
+    --------
+    >>> compute_click_tol_px((1920, 1080), adaptive=True)
+    9
+    >>> compute_click_tol_px((1920, 1080), adaptive=False)
+    8
     """
     floor = _check_floor(floor)
     if adaptive is not None and type(adaptive) is not bool:  # 1 == True: not membership

@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from mantis_fast._validate import integer, optional_flag
+from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.loops import _loop
 from mantis_fast.loops.adaptive import (
     DIVERSITY_EXTEND,
@@ -180,13 +181,37 @@ def _bool_mask(name: str, values: Any, n: int) -> np.ndarray:
 
 
 def drift_loop_flags(x: Any, y: Any, kind: Any, tol: Any, window: int) -> np.ndarray:
-    """bool (T,): the window ending at each step is a drift loop.
+    """Flag the steps at which the window ending there is a drift loop.
 
-    ``x``, ``y``: the action points (a drag's start point), finite. ``kind``: drift codes or action
-    type names (see :func:`encode_drift_kinds`). ``tol``: the effective tolerance of each step as a
-    window's first sample, a scalar or one per step, >= 0. Window ``[f, t]`` is a loop when all its
-    steps share one non-zero kind and ``|x[i] - x[f]| <= tol[f]`` and ``|y[i] - y[f]| <= tol[f]``.
-    O(T) whatever the window, without the GIL, spread over threads when built with OpenMP.
+    Parameters
+    ----------
+    x, y : array_like
+        (T,) action points (a drag's start point), finite.
+    kind : array_like
+        (T,) drift codes or action type names (see :func:`encode_drift_kinds`).
+    tol : float or array_like
+        The effective tolerance of each step as a window's first sample, >= 0: a scalar or
+        one per step.
+    window : int
+        The window, an int >= 2; one longer than the trajectory flags nothing.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (T,): flag ``t`` is what a streaming ``LoopDetector`` answers right after step
+        ``t``.
+
+    Raises
+    ------
+    InvalidInputError
+        A ``window`` below 2, arrays of different lengths or not 1-D, non-finite points, a
+        negative tolerance or an unknown kind code.
+
+    Notes
+    -----
+    Window ``[f, t]`` is a loop when all its steps share one non-zero kind and
+    ``|x[i] - x[f]| <= tol[f]`` and ``|y[i] - y[f]| <= tol[f]``. O(T) whatever the window,
+    without the GIL, spread over threads when built with OpenMP.
     """
     window = _check_window(window)
     xs = _finite_float64("x", x)
@@ -203,11 +228,35 @@ def drift_loop_flags(x: Any, y: Any, kind: Any, tol: Any, window: int) -> np.nda
 def repeat_loop_flags(
     action_id: Any, window: int, *, scroll: Any = None, state: Any = None
 ) -> np.ndarray:
-    """bool (T,): the last ``window`` actions are identical, i.e. their ids are equal.
+    """Flag the steps at which the last ``window`` actions are identical (equal ids).
 
-    A window of identical scroll-like actions (``scroll`` mask) is not a loop when ``state`` changed
-    at each of its ``window - 1`` steps (the page was still moving). Without ``state`` nothing is
-    known to change, so repeated scrolls count as loops, as in the streaming detector.
+    Parameters
+    ----------
+    action_id : array_like
+        (T,) integer codes: equal ids on consecutive steps mean identical actions.
+    window : int
+        The window, an int >= 2; one longer than the trajectory flags nothing.
+    scroll : array_like, optional
+        (T,) boolean mask of scroll-like actions; None (the default): none.
+    state : array_like, optional
+        (T,) integer state codes; None (the default): nothing is known to change.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (T,), one flag per step.
+
+    Raises
+    ------
+    InvalidInputError
+        A ``window`` below 2, arrays of different lengths, not 1-D or not integer codes, or a
+        ``scroll`` that is not a boolean mask.
+
+    Notes
+    -----
+    A window of identical scroll-like actions is not a loop when ``state`` changed at each of
+    its ``window - 1`` steps (the page was still moving). Without ``state`` nothing is known
+    to change, so repeated scrolls count as loops, as in the streaming detector.
     """
     window = _check_window(window)
     ids = _int64_codes("action_id", action_id)
@@ -222,7 +271,26 @@ def repeat_loop_flags(
 
 
 def state_loop_flags(state: Any, window: int) -> np.ndarray:
-    """bool (T,): the last ``window`` steps share one non-negative state code."""
+    """Flag the steps at which the last ``window`` steps share one non-negative state code.
+
+    Parameters
+    ----------
+    state : array_like
+        (T,) integer codes: equal codes on consecutive steps mean the same (frame hash, URL);
+        a negative code (neither seen) never forms a state loop.
+    window : int
+        The window, an int >= 2; one longer than the trajectory flags nothing.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (T,), one flag per step.
+
+    Raises
+    ------
+    InvalidInputError
+        A ``window`` below 2, or ``state`` that is not a 1-D array of integer codes.
+    """
     window = _check_window(window)
     states = _int64_codes("state", state)
     out = np.zeros(len(states), dtype=np.uint8)
@@ -268,18 +336,57 @@ def _distinct_in_windows(
 
 def _check_adaptive_args(base_window: Any, max_extension: Any, floor: Any) -> int:
     base = _check_window(base_window)
-    if not (type(max_extension) is int and max_extension >= 0):
-        raise InvalidInputError(f"max_extension must be an int >= 0, got {_shown(max_extension)}")
-    if not (type(floor) is int and floor >= 2):
-        raise InvalidInputError(f"floor must be an int >= 2, got {_shown(floor)}")
+    check_extension(max_extension, floor)
     return base
+
+
+def check_extension(max_extension: Any, floor: Any) -> tuple[int, int]:
+    """The adaptive window's ``max_extension`` (an int >= 0) and ``floor`` (an int >= 2), for
+    the streaming detector and the batched flags alike."""
+    return (
+        integer(max_extension, "max_extension", low=0, noun="an int"),
+        integer(floor, "floor", low=2, noun="an int"),
+    )
 
 
 @dataclass(frozen=True, eq=False)
 class Trajectory:
     """A recorded trajectory as the integer-coded arrays the batched loop flags take.
 
-    Build it with :meth:`from_actions`, or directly from arrays (validated like the functions).
+    Build it with :meth:`from_actions`, or directly from arrays (validated like the functions
+    and stored as read-only views).
+
+    Parameters
+    ----------
+    x, y : array_like
+        float64 (T,): a drift step's point (0.0 elsewhere).
+    kind : array_like
+        int8 (T,) drift codes, or action type names.
+    tol : float or array_like
+        float64 (T,): the effective click tolerance of each step as a window's first sample
+        (a scalar is broadcast).
+    action_id : array_like
+        int64 (T,): equal on consecutive identical actions.
+    scroll : array_like
+        bool (T,): scroll-like action (scroll, wait, navigation key).
+    state : array_like
+        int64 (T,): equal on consecutive equal (frame hash, URL); < 0: neither.
+    pattern : array_like, optional
+        int64 (T,): equal on equal pattern signatures, for adaptive windows.
+    url_id : array_like, optional
+        int64 (T,): equal on equal URLs; < 0: no URL. For adaptive windows.
+    frame_id : array_like, optional
+        int64 (T,): equal on equal frame hashes; < 0: none. For adaptive windows.
+
+    Raises
+    ------
+    InvalidInputError
+        Arrays that fail the functions' checks or differ in length.
+
+    Notes
+    -----
+    ``pattern``, ``url_id`` and ``frame_id`` default to None (not known): the adaptive methods
+    then refuse.
     """
 
     x: np.ndarray  # float64 (T,), a drift step's point (0.0 elsewhere)
@@ -334,9 +441,31 @@ class Trajectory:
     ) -> Trajectory:
         """Encode actions (any form :func:`~mantis_fast.loops.detector.normalize_action` takes).
 
-        ``urls`` and ``frames`` (hash strings, images or None) go step by step with the actions;
-        ``click_tol_px`` and ``adaptive`` mean what they mean for ``LoopDetector`` (None reads
-        ``MANTIS_ADAPTIVE_CLICK_TOL`` now, once for the whole trajectory).
+        Parameters
+        ----------
+        actions : iterable
+            The actions, one per step.
+        urls : sequence of str or None, optional
+            The page URL of each step; None (the default): none known.
+        frames : sequence, optional
+            The frame of each step (hash strings, images or None); None (the default): none
+            known.
+        click_tol_px : float, default 8
+            As for ``LoopDetector``.
+        adaptive : bool, optional
+            As for ``LoopDetector``; None (the default) reads ``MANTIS_ADAPTIVE_CLICK_TOL``
+            now, once for the whole trajectory.
+
+        Returns
+        -------
+        Trajectory
+            Every field filled, the adaptive-window codes included.
+
+        Raises
+        ------
+        InvalidInputError
+            ``urls`` or ``frames`` of another length than ``actions``, a bad ``click_tol_px``
+            or ``adaptive``, or an action that cannot be read.
         """
         actions = list(actions)
         n = len(actions)
@@ -348,8 +477,7 @@ class Trajectory:
                 f"frames={len(frames)}"
             )
         check_click_tol(click_tol_px)
-        if adaptive is not None and type(adaptive) is not bool:
-            raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
+        optional_flag(adaptive, "adaptive")
         adaptive = adaptive_click_tol_enabled() if adaptive is None else bool(adaptive)
 
         xs = np.zeros(n, dtype=np.float64)
@@ -391,19 +519,63 @@ class Trajectory:
         return cls(xs, ys, kinds, tols, ids, scrolls, states, patterns, url_ids, frame_ids)
 
     def drift_flags(self, window: int) -> np.ndarray:
-        """:func:`drift_loop_flags` of this trajectory."""
+        """:func:`drift_loop_flags` of this trajectory.
+
+        Parameters
+        ----------
+        window : int
+            The window, an int >= 2.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (T,), one flag per step.
+        """
         return drift_loop_flags(self.x, self.y, self.kind, self.tol, window)
 
     def repeat_flags(self, window: int) -> np.ndarray:
-        """:func:`repeat_loop_flags` of this trajectory."""
+        """:func:`repeat_loop_flags` of this trajectory.
+
+        Parameters
+        ----------
+        window : int
+            The window, an int >= 2.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (T,), one flag per step.
+        """
         return repeat_loop_flags(self.action_id, window, scroll=self.scroll, state=self.state)
 
     def state_flags(self, window: int) -> np.ndarray:
-        """:func:`state_loop_flags` of this trajectory."""
+        """:func:`state_loop_flags` of this trajectory.
+
+        Parameters
+        ----------
+        window : int
+            The window, an int >= 2.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (T,), one flag per step.
+        """
         return state_loop_flags(self.state, window)
 
     def any_flags(self, window: int) -> np.ndarray:
-        """Any of the three loop kinds at each step."""
+        """Any of the three loop kinds at each step.
+
+        Parameters
+        ----------
+        window : int
+            The window, an int >= 2.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (T,), one flag per step.
+        """
         return self.drift_flags(window) | self.repeat_flags(window) | self.state_flags(window)
 
     # --- adaptive windows: what LoopDetector's methods of the same names answer after each step
@@ -430,15 +602,46 @@ class Trajectory:
         return np.arange(len(self)) >= window - 1  # steps whose window is complete
 
     def pattern_diversity(self, window: int) -> np.ndarray:
-        """float64 (T,): distinct patterns among the last ``window`` steps / ``window`` (0.0
-        before ``window`` steps)."""
+        """Share of distinct patterns among the last ``window`` steps, after each step.
+
+        Parameters
+        ----------
+        window : int
+            The window, an int >= 2.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 (T,): distinct patterns / ``window`` (0.0 before ``window`` steps).
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` below 2, or a trajectory without its adaptive-window codes.
+        """
         window = _check_window(window)
         distinct = self._distinct("pattern", window)
         return np.where(self._full(window), distinct / window, 0.0)
 
     def state_progressed(self, window: int) -> np.ndarray:
-        """bool (T,): two distinct URLs, or two distinct frame hashes, among the last ``window``
-        steps."""
+        """Whether the URL or the screen moved within the last ``window`` steps, after each step.
+
+        Parameters
+        ----------
+        window : int
+            The window, an int >= 2.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (T,): two distinct URLs, or two distinct frame hashes, among the last
+            ``window`` steps.
+
+        Raises
+        ------
+        InvalidInputError
+            A ``window`` below 2, or a trajectory without its adaptive-window codes.
+        """
         window = _check_window(window)
         urls = self._distinct("url_id", window)
         frames = self._distinct("frame_id", window)
@@ -447,8 +650,28 @@ class Trajectory:
     def adaptive_windows(
         self, base_window: int, *, max_extension: int = MAX_EXTENSION, floor: int = 2
     ) -> np.ndarray:
-        """int64 (T,): :meth:`LoopDetector.adaptive_window
-        <mantis_fast.loops.detector.LoopDetector.adaptive_window>` after each step."""
+        """The adaptive window after each step.
+
+        Parameters
+        ----------
+        base_window : int
+            The base window, an int >= 2.
+        max_extension : int, default MAX_EXTENSION
+            How far the window may widen, an int >= 0.
+        floor : int, default 2
+            The narrowest window, an int >= 2.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (T,): :meth:`LoopDetector.adaptive_window
+            <mantis_fast.loops.detector.LoopDetector.adaptive_window>` after each step.
+
+        Raises
+        ------
+        InvalidInputError
+            An argument out of range, or a trajectory without its adaptive-window codes.
+        """
         base = _check_adaptive_args(base_window, max_extension, floor)
         n = len(self._codes("pattern"))
         if base <= floor:
@@ -465,14 +688,30 @@ class Trajectory:
     def any_flags_adaptive(
         self, base_window: int, *, max_extension: int = MAX_EXTENSION, adaptive: bool | None = None
     ) -> np.ndarray:
-        """bool (T,): :meth:`LoopDetector.is_any_loop_adaptive
-        <mantis_fast.loops.detector.LoopDetector.is_any_loop_adaptive>` after each step.
+        """Any loop over the adaptive window, with the pagination guard, after each step.
 
-        ``adaptive`` overrides ``MANTIS_LOOP_ADAPTIVE`` (None: read it now); off, this is
-        ``any_flags(base_window)``.
+        Parameters
+        ----------
+        base_window : int
+            The base window, an int >= 2.
+        max_extension : int, default MAX_EXTENSION
+            How far the window may widen, an int >= 0.
+        adaptive : bool, optional
+            Overrides ``MANTIS_LOOP_ADAPTIVE``; None (the default) reads it now. Off, this is
+            ``any_flags(base_window)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (T,): :meth:`LoopDetector.is_any_loop_adaptive
+            <mantis_fast.loops.detector.LoopDetector.is_any_loop_adaptive>` after each step.
+
+        Raises
+        ------
+        InvalidInputError
+            An argument out of range, or a trajectory without its adaptive-window codes.
         """
-        if adaptive is not None and type(adaptive) is not bool:
-            raise InvalidInputError(f"adaptive must be True, False or None, got {_shown(adaptive)}")
+        optional_flag(adaptive, "adaptive")
         windows = self.adaptive_windows(base_window, max_extension=max_extension)
         if not (adaptive_loop_enabled() if adaptive is None else adaptive):
             return self.any_flags(base_window)

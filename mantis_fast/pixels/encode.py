@@ -53,14 +53,15 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from mantis_fast._validate import integer, is_int
+from mantis_fast._validate import shown as _shown
+from mantis_fast._validate import threads as _threads
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.pixels import _png
 from mantis_fast.pixels.image import MAX_SIDE, channel_format, check_image, describe, resize
 from mantis_fast.pixels.memcopy import usable_cpus
@@ -158,12 +159,6 @@ def _pixels(img: np.ndarray, mode: str, src_format: str | None) -> np.ndarray:
     return out
 
 
-def _check_level(value: Any, what: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or not low <= value <= high:
-        raise InvalidInputError(f"{what} must be an integer in {low}..{high}, got {_shown(value)}")
-    return int(value)
-
-
 def _check_deflate(deflate: Any) -> Callable[[int], Any]:
     name = PNG_DEFLATE if deflate is None else deflate
     if not isinstance(name, str) or name not in DEFLATERS:
@@ -174,13 +169,12 @@ def _check_deflate(deflate: Any) -> Callable[[int], Any]:
 
 
 def _check_threads(threads: Any) -> int:
-    if threads is None:
-        return _CPUS
-    return _check_level(threads, "threads", 1, _MAX_THREADS)
+    """The most workers for ``threads``: None (the automatic choice) allows every CPU, and
+    ``_Pace`` then decides per call between one thread and all of them."""
+    return _threads(threads) or _CPUS
 
 
 _CPUS = usable_cpus()
-_MAX_THREADS = 256
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -400,14 +394,48 @@ def encode_png(
 ) -> bytes:
     """Lossless PNG (8-bit grey, RGB, or RGBA when ``src_format`` has alpha).
 
-    ``level`` is zlib's 0..9 (ISA-L maps 0-1, 2-5, 6-9 onto its 1, 2, 3); ``deflate`` picks
-    an implementation from ``DEFLATERS`` (default ``PNG_DEFLATE``, the fastest installed).
-    ``threads`` deflate row bands in parallel (default: the CPUs this process may use, or
-    one while helper threads are measured slower, see ``_Pace``). The bands depend only on
-    the image, so the bytes do not depend on ``threads``. For a stream of frames,
-    ``PngEncoder`` re-deflates only the bands that changed.
+    For a stream of frames, `PngEncoder` re-deflates only the bands that changed.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        A uint8 ``(H, W, 4)``, ``(H, W, 3)`` or grey ``(H, W)`` image with contiguous pixels
+        (row strides free), at most 16384 pixels a side.
+    src_format : {"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"}, optional
+        The channel order of ``img``. None (the default) is ``"BGRX"`` for 4 channels (an RGB
+        PNG) and ``"RGB"`` for 3; ``"BGRA"``/``"RGBA"`` keep alpha (an RGBA PNG). Must be
+        None for a grey image.
+    level : int, default 1
+        zlib's compression level, 0..9 (ISA-L maps 0-1, 2-5, 6-9 onto its 1, 2, 3).
+    deflate : {"isal", "zlib-ng", "zlib"}, optional
+        The deflate implementation, a key of ``DEFLATERS`` (those installed). None (the
+        default) is ``PNG_DEFLATE``, the fastest installed.
+    threads : int, optional
+        The most threads deflating row bands in parallel, an integer in 1..256. None (the
+        default) is the automatic choice, for this function a measured one: the CPUs this
+        process may use, or one while helper threads are measured slower. The bands depend
+        only on the image, so the bytes do not depend on ``threads``.
+
+    Returns
+    -------
+    bytes
+        The PNG file.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``img`` or an option is not as described (the message names the value received).
+
+    Notes
+    -----
+    Screens are flat regions and sharp text, which deflate compresses well without
+    filtering, so rows are written unfiltered in one IDAT. The rows are cut into bands, each
+    deflated as its own raw stream ended by a sync flush: the bands concatenate into one
+    standard zlib stream, and Python threads deflate them in parallel (the deflaters release
+    the GIL). With the second core busy the threads lose to one (they take turns on one
+    core), hence the timing under ``threads=None``.
     """
-    level = _check_level(level, "level", 0, 9)
+    level = integer(level, "level", low=0, high=9)
     make_stream = _check_deflate(deflate)
     workers = _check_threads(threads)
     frame = _Frame(img, src_format)
@@ -434,8 +462,34 @@ class PngEncoder:
     same bands. A frame of another size or pixel format starts over. Not thread-safe: one
     encoder per stream.
 
-    ``level``, ``deflate`` and ``threads`` are as for ``encode_png`` (the encoder times
-    its own threads).
+    Parameters
+    ----------
+    level : int, default 1
+        zlib's compression level, 0..9, as for `encode_png`.
+    deflate : {"isal", "zlib-ng", "zlib"}, optional
+        The deflate implementation, as for `encode_png`; None (the default) is
+        ``PNG_DEFLATE``, the fastest installed.
+    band_rows : int, default 32
+        Rows per band, 1..16384.
+    threads : int, optional
+        The most threads deflating bands, 1..256, as for `encode_png`. None (the default) is
+        the measured automatic choice; the encoder times its own threads.
+
+    Raises
+    ------
+    InvalidInputError
+        If a parameter is not as described.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stream = PngEncoder()
+    >>> frame = np.zeros((720, 1280, 4), np.uint8)
+    >>> png = stream.encode(frame)
+    >>> frame[100:140] = 255
+    >>> png = stream.encode(frame, changed_rows=[(100, 140)])
+    >>> stream.bands_deflated
+    2
     """
 
     def __init__(
@@ -446,9 +500,9 @@ class PngEncoder:
         band_rows: int = 32,
         threads: int | None = None,
     ) -> None:
-        self.level = _check_level(level, "level", 0, 9)
+        self.level = integer(level, "level", low=0, high=9)
         self._make_stream = _check_deflate(deflate)
-        self.band_rows = _check_level(band_rows, "band_rows", 1, MAX_SIDE)
+        self.band_rows = integer(band_rows, "band_rows", low=1, high=MAX_SIDE)
         self.threads = _check_threads(threads)
         self._pace = _Pace() if threads is None else None
         self._frame: _Frame | None = None
@@ -470,9 +524,31 @@ class PngEncoder:
         src_format: str | None = None,
         changed_rows: Iterable[tuple[int, int]] | None = None,
     ) -> bytes:
-        """The PNG of ``img``. ``changed_rows``: ``(start, stop)`` row ranges outside which
-        ``img`` is promised equal to the previous frame given to this encoder (bands outside
-        them are reused unread); ``None`` compares every band."""
+        """The PNG of ``img``, reusing the bands unchanged since the previous frame.
+
+        Parameters
+        ----------
+        img : numpy.ndarray
+            A uint8 ``(H, W, 4)``, ``(H, W, 3)`` or grey ``(H, W)`` image with contiguous pixels
+            (row strides free), at most 16384 pixels a side.
+            A frame of another size or pixel format than the previous one starts over.
+        src_format : str, optional
+            The channel order of ``img``, as for `encode_png`.
+        changed_rows : iterable of (int, int), optional
+            ``(start, stop)`` row ranges, ``0 <= start <= stop <= H``, outside which ``img``
+            is promised equal to the previous frame given to this encoder (bands outside them
+            are reused unread). None (the default) compares every band.
+
+        Returns
+        -------
+        bytes
+            The PNG file, identical to encoding the frame from scratch with the same bands.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``img``, ``src_format`` or ``changed_rows`` is not as described.
+        """
         frame = _Frame(img, src_format).split(self.band_rows)
         previous, self._frame = self._frame, None  # an encode that raises starts over
         count = len(frame.edges) - 1
@@ -512,7 +588,7 @@ class PngEncoder:
             if (
                 not isinstance(span, (tuple, list))
                 or len(span) != 2
-                or any(isinstance(v, bool) or not isinstance(v, Integral) for v in span)
+                or not all(map(is_int, span))
                 or not 0 <= span[0] <= span[1] <= frame.height
             ):
                 raise InvalidInputError(
@@ -524,7 +600,9 @@ class PngEncoder:
         return sorted(dirty)
 
 
-def _pillow_save(img: np.ndarray, mode: str, src_format: str | None, fmt: str, **params) -> bytes:
+def _pillow_save(
+    img: np.ndarray, mode: str, src_format: str | None, fmt: str, **params: Any
+) -> bytes:
     pixels = _pixels(img, mode, src_format)
     picture = Image.frombuffer(mode, (img.shape[1], img.shape[0]), pixels, "raw", mode, 0, 1)
     buffer = io.BytesIO()
@@ -533,9 +611,30 @@ def _pillow_save(img: np.ndarray, mode: str, src_format: str | None, fmt: str, *
 
 
 def encode_jpeg(img: np.ndarray, *, src_format: str | None = None, quality: int = 85) -> bytes:
-    """Baseline JPEG through Pillow (4:2:0 chroma); alpha, if any, is dropped."""
+    """Baseline JPEG through Pillow (libjpeg-turbo, 4:2:0 chroma); alpha, if any, is dropped.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        A uint8 ``(H, W, 4)``, ``(H, W, 3)`` or grey ``(H, W)`` image with contiguous pixels
+        (row strides free), at most 16384 pixels a side.
+    src_format : str, optional
+        The channel order of ``img``, as for `encode_png`.
+    quality : int, default 85
+        The JPEG quality, 1..100.
+
+    Returns
+    -------
+    bytes
+        The JPEG file.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``img`` or an option is not as described.
+    """
     mode, src_format = _mode(img, src_format, keep_alpha=False)
-    quality = _check_level(quality, "quality", 1, 100)
+    quality = integer(quality, "quality", low=1, high=100)
     return _pillow_save(img, mode, src_format, "JPEG", quality=quality)
 
 
@@ -547,11 +646,36 @@ def encode_webp(
     lossless: bool = False,
     method: int = 0,
 ) -> bytes:
-    """WebP through Pillow; ``method`` 0 (fastest) .. 6 (smallest); keeps alpha if present.
-    Lossless output keeps every pixel exactly, colour under transparent alpha included."""
+    """WebP through Pillow (libwebp); keeps alpha if present.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        A uint8 ``(H, W, 4)``, ``(H, W, 3)`` or grey ``(H, W)`` image with contiguous pixels
+        (row strides free), at most 16384 pixels a side.
+        WebP has no grey mode: grey is sent as RGB.
+    src_format : str, optional
+        The channel order of ``img``, as for `encode_png`; ``"BGRA"``/``"RGBA"`` keep alpha.
+    quality : int, default 80
+        The quality, 0..100.
+    lossless : bool, default False
+        Lossless output keeps every pixel exactly, colour under transparent alpha included.
+    method : int, default 0
+        0 (fastest, the default: libwebp's fastest) .. 6 (smallest).
+
+    Returns
+    -------
+    bytes
+        The WebP file.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``img`` or an option is not as described.
+    """
     mode, src_format = _mode(img, src_format, keep_alpha=True)
-    quality = _check_level(quality, "quality", 0, 100)
-    method = _check_level(method, "method", 0, 6)
+    quality = integer(quality, "quality", low=0, high=100)
+    method = integer(method, "method", low=0, high=6)
     if not isinstance(lossless, bool):
         raise InvalidInputError(f"lossless must be True or False, got {_shown(lossless)}")
     if mode == "L":  # WebP has no grey mode: send grey as RGB
@@ -582,6 +706,35 @@ def encode(img: np.ndarray, fmt: str = "png", **options: Any) -> bytes:
 
 
 def data_url(img: np.ndarray, fmt: str = "png", **options: Any) -> str:
-    """``data:image/<fmt>;base64,...`` of the encoded image (OpenAI-style image_url content)."""
+    """``data:image/<fmt>;base64,...`` of the encoded image (OpenAI-style image_url content).
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        A uint8 ``(H, W, 4)``, ``(H, W, 3)`` or grey ``(H, W)`` image with contiguous pixels
+        (row strides free), at most 16384 pixels a side.
+    fmt : {"png", "jpeg", "webp"}, default "png"
+        The encoding: `encode_png`, `encode_jpeg` or `encode_webp`.
+    **options
+        Keyword arguments of that function (``src_format``, ``quality``...).
+
+    Returns
+    -------
+    str
+        The ``data:`` URL.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``fmt`` is not one of those, or the encoder refuses ``img`` or an option's value.
+    TypeError
+        If an option is not a keyword argument of that encoder.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data_url(np.zeros((8, 8, 3), np.uint8), "jpeg", quality=85)[:23]
+    'data:image/jpeg;base64,'
+    """
     payload = base64.b64encode(encode(img, fmt, **options)).decode("ascii")
     return f"data:image/{fmt};base64,{payload}"

@@ -138,7 +138,56 @@ def hash_thumbnail(img: np.ndarray, *, src_format: str | None = None) -> np.ndar
 
 def frame_hash(img: np.ndarray, *, src_format: str | None = None) -> str:
     """17 hex characters: the 64-bit dHash of the 9x8 grey thumbnail, then the brightness
-    bucket (see the module docstring for the exact definition)."""
+    bucket.
+
+    Equal screens give equal hashes on every run and machine (integer arithmetic only); a
+    blinking caret or a clock tick usually does not change the hash, a new page does. The
+    loop detector compares these to spot an agent that keeps looking at the same state.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        A uint8 ``(H, W, 4)``, ``(H, W, 3)`` or grey ``(H, W)`` frame with C-contiguous
+        pixels (rows may have any stride).
+    src_format : str, optional
+        The channel order. None (the default) is ``"BGRX"`` for 4 channels, as captured
+        (``"BGRA"``, ``"RGBX"``, ``"RGBA"`` also; the fourth byte never matters), and ``"RGB"``
+        for 3 (or ``"BGR"``). Unused for grey.
+
+    Returns
+    -------
+    str
+        16 hex characters of dHash bits, then one of the brightness bucket.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``img`` is not such an array, is empty or too large, or ``src_format`` does not
+        fit it.
+
+    See Also
+    --------
+    phash_64 : Upstream Mantis's hash, for drop-in compatibility.
+
+    Notes
+    -----
+    The definition, so other tools can reproduce a hash:
+
+    - Thumbnail cell ``(r, c)`` for ``r < 8, c < 9`` covers rows ``floor(r*H/8)`` up to
+      ``max(that + 1, floor((r+1)*H/8))`` (exclusive) and columns likewise with 9: a
+      partition of the frame once it is at least 9x8, never an empty cell below that.
+    - Grey is ITU-R BT.601 luma, ``299 R + 587 G + 114 B`` (thousandths); a cell's value is
+      its mean grey. Bit ``8r + c`` counted from the most significant is set when cell
+      ``(r, c + 1)`` is strictly brighter than cell ``(r, c)`` (compared exactly, as
+      fractions).
+    - The bucket is ``floor(mean grey of the whole frame / 16)``, 0..15.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> frame_hash(np.full((1080, 1920, 4), 255, np.uint8))
+    '0000000000000000f'
+    """
     grey, counts, total = _grey_sums(img, src_format)
     g = grey.tolist()
     n = counts.tolist()
@@ -170,9 +219,48 @@ def _pil_array(image: Any, src_format: str | None) -> tuple[np.ndarray, str | No
 
 def phash_64(image: Any, src_format: str | None = None) -> str:
     """Upstream Mantis's state-loop hash: 17 hex characters, identical to its ``phash_64`` on
-    the same image (see the module docstring for the definition). ``image`` is a uint8
-    ``(H, W, 4)`` BGRX capture, ``(H, W, 3)`` RGB, ``(H, W)`` grey (``src_format`` as for
-    ``frame_hash``) or a ``PIL.Image``."""
+    the same image.
+
+    Computed by a native kernel (no Pillow call), so hashes stored or compared by upstream
+    code stay interchangeable. `frame_hash` remains this package's own definition;
+    ``phash_64`` inherits Pillow's resampler and rounding instead, and exists for drop-in
+    compatibility.
+
+    Parameters
+    ----------
+    image : numpy.ndarray or PIL.Image.Image
+        A uint8 ``(H, W, 4)`` BGRX capture, ``(H, W, 3)`` RGB or ``(H, W)`` grey array with
+        C-contiguous pixels, or a ``PIL.Image`` (modes ``L``, ``RGB``, ``RGBA`` and ``RGBX``
+        are read as arrays; other modes go through Pillow's ``convert("L")`` first). Sides
+        at most 2**24.
+    src_format : str, optional
+        The channel order of an array, as for `frame_hash`. Must be None for a
+        ``PIL.Image`` (its mode names its channels).
+
+    Returns
+    -------
+    str
+        ``f"{bits:016x}{bucket:x}"``: 16 hex characters of hash bits, then one of the bucket.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``image`` is neither such an array nor a ``PIL.Image``, is empty or too large, or
+        ``src_format`` does not fit it.
+
+    See Also
+    --------
+    frame_hash : This package's own frame hash.
+
+    Notes
+    -----
+    For an RGB image, the hash of ``Image.fromarray(rgb).convert("L").resize((9, 8))`` with
+    Pillow 13's defaults (BICUBIC resampling): bit ``8 r + c`` counted from the least
+    significant is set when thumbnail pixel ``(r, c)`` is strictly brighter than
+    ``(r, c + 1)``; the bucket is ``min(sum of the 72 pixels // 72 // 16, 15)``. The module
+    docstring of ``mantis_fast.pixels.frames`` defines the grey conversion and the
+    resampling to the byte.
+    """
     converted = None if isinstance(image, np.ndarray) else _pil_array(image, src_format)
     if converted is not None:
         image, src_format = converted
@@ -197,9 +285,36 @@ def phash_64(image: Any, src_format: str | None = None) -> str:
 
 
 def changed_bbox(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int] | None:
-    """``(x, y, width, height)`` of the pixels where ``a`` and ``b`` differ in any byte, or
-    None when the frames are byte-identical. Both must have the same shape (uint8 (H, W, C)
-    or (H, W)); row strides may differ (crop views, zero-copy captures)."""
+    """The bounding rectangle of the pixels where two frames differ in any byte.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        The frames, of the same shape: uint8 ``(H, W, C)`` (C 3 or 4) or ``(H, W)``, with
+        C-contiguous pixels. Row strides may differ (crop views, zero-copy captures).
+
+    Returns
+    -------
+    tuple of int or None
+        ``(x, y, width, height)`` of the pixels where ``a`` and ``b`` differ in any byte, or
+        None when the frames are byte-identical.
+
+    Raises
+    ------
+    InvalidInputError
+        If a frame is not such an array, or the shapes differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.zeros((4, 6, 3), np.uint8)
+    >>> b = a.copy()
+    >>> b[1, 2] = 255
+    >>> changed_bbox(a, b)
+    (2, 1, 1, 1)
+    >>> changed_bbox(a, a) is None
+    True
+    """
     rows_a = _check_frame(a, "a")
     rows_b = _check_frame(b, "b")
     if a.shape != b.shape:

@@ -32,34 +32,37 @@ Contract:
   unchanged since the call that last filled ``out`` with the same geometry and formats. Only
   the output rows whose source rows meet a range are computed; the others keep their values.
   ``None`` (default) computes every row; ``[]`` none.
-- ``threads`` defaults to 1 and may be at most ``MAX_THREADS`` (256). A 1080p frame takes
-  under half a millisecond on one core for the common shrink factors (1.5x, 2x: AVX2), and a
-  team of threads must all reach the end of the frame before the call returns: when another
-  process holds a core (Xvfb, the browser, the model client on an agent host) that join waits
-  for the scheduler, often longer than the whole resize. ``threads=2`` or more pays on a quiet
-  machine and for 4K sources; the result is identical for any thread count. OpenMP teams do
-  not survive ``fork``: a process that used ``threads`` > 1 must not fork workers that resize
-  with ``threads`` > 1 (GNU OpenMP hangs in the child); the default of 1 starts no team.
+- ``threads`` is None (the default: the automatic choice, which for ``resize`` is one thread)
+  or an integer in 1..``MAX_THREADS`` (256), as everywhere in the package
+  (``mantis_fast._validate``). A 1080p frame takes under half a millisecond on one core for
+  the common shrink factors (1.5x, 2x: AVX2), and a team of threads must all reach the end of
+  the frame before the call returns: when another process holds a core (Xvfb, the browser,
+  the model client on an agent host) that join waits for the scheduler, often longer than the
+  whole resize. ``threads=2`` or more pays on a quiet machine and for 4K sources; the result
+  is identical for any thread count. OpenMP teams do not survive ``fork``: a process that used
+  ``threads`` > 1 must not fork workers that resize with ``threads`` > 1 (GNU OpenMP hangs in
+  the child); the automatic choice starts no team.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 
+from mantis_fast import _validate
+from mantis_fast._validate import described, integer, is_int, pair
+from mantis_fast._validate import shown as _shown
+from mantis_fast._validate import threads as _check_threads
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.pixels import _resize
 
 MAX_SIDE = 16384
-#: The most OpenMP threads a pixel kernel may be asked for (``resize``, the overlays; the
-#: batched coordinate maps take the same limit). A team that large already spends its time
-#: waiting on the scheduler; far larger ones make libgomp abort the process or crash it.
-MAX_THREADS = 256
+#: The most OpenMP threads a pixel kernel may be asked for: the limit of every ``threads=`` in
+#: the package (``mantis_fast._validate.MAX_THREADS``, 256).
+MAX_THREADS = _validate.MAX_THREADS
 METHODS = ("area", "bilinear", "nearest")
 OUT_FORMATS = ("RGB", "BGR", "RGBA", "BGRA", "L")
 SRC_FORMATS = {4: ("BGRX", "BGRA", "RGBX", "RGBA"), 3: ("RGB", "BGR")}
@@ -73,7 +76,7 @@ def describe(a: Any) -> str:
     """How an argument reads in an error message: ``float32 (1080, 1920, 3)``."""
     if isinstance(a, np.ndarray):
         return f"{a.dtype} {a.shape}"
-    return f"{type(a).__name__} {_shown(a)}"[:120]
+    return described(a)
 
 
 def check_image(src: Any, what: str = "src") -> tuple[int, int, int]:
@@ -111,15 +114,16 @@ def channel_format(fmt: Any, channels: int, what: str = "src_format") -> str:
 
 
 def _int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise InvalidInputError(f"{what} must be an integer, got {describe(value)}")
-    return int(value)
+    return integer(value, what, fail=_typed)
+
+
+def _typed(what: str, expectation: str, value: Any) -> InvalidInputError:
+    """``"size must be an integer, got float 4.0"``: the received value with its type."""
+    return InvalidInputError(f"{what} must be {expectation}, got {describe(value)}")
 
 
 def _size(size: Any) -> tuple[int, int]:
-    if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise InvalidInputError(f"size must be (width, height), got {describe(size)}")
-    width, height = (_int(v, "size") for v in size)
+    width, height = (_int(v, "size") for v in pair(size, "size"))
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
         raise InvalidInputError(
             f"size (width, height) must be within 1..{MAX_SIDE}, got {_shown(size)}"
@@ -166,6 +170,7 @@ def pixel_layout(src_format: str, out_format: str) -> tuple[bool, int, int, int]
 
 @lru_cache(maxsize=128)
 def _axis(method: str, src_len: int, dst_len: int) -> tuple:
+    tables: tuple[Any, ...]
     if method == "area":
         tables = _resize.area_axis(src_len, dst_len)
     elif method == "bilinear":
@@ -176,15 +181,6 @@ def _axis(method: str, src_len: int, dst_len: int) -> tuple:
         if isinstance(table, np.ndarray):
             table.flags.writeable = False
     return tables
-
-
-def _threads(threads: Any) -> int:
-    if threads is None:
-        return 1
-    count = _int(threads, "threads")
-    if not 1 <= count <= MAX_THREADS:
-        raise InvalidInputError(f"threads must be >= 1 and <= {MAX_THREADS}, got {_shown(threads)}")
-    return count
 
 
 def _check_out(out: Any, src: np.ndarray, width: int, height: int, out_format: str) -> np.ndarray:
@@ -222,11 +218,83 @@ def resize(
 ) -> np.ndarray:
     """Crop ``src`` to ``crop``, resize it to ``size`` (width, height) and convert the pixels.
 
-    Returns ``out`` (allocated when None): uint8 ``(h, w, 3|4)``, or ``(h, w)`` for ``"L"``.
-    ``threads``: OpenMP threads to split the rows over (default 1; see the module docstring).
-    ``changed_rows``: recompute only the output rows these source row ranges reach (needs
-    ``out`` holding the previous result; see the module docstring).
-    See the module docstring for the exact definition of each method.
+    One pass over the pixels in the compiled kernel, without the GIL.
+
+    Parameters
+    ----------
+    src : numpy.ndarray
+        The source image, uint8 ``(H, W, 4)`` or ``(H, W, 3)``. Pixels must be C-contiguous;
+        rows may have any stride, so crop views and flipped views need no copy.
+    size : tuple of int
+        The output ``(width, height)``, each in 1..16384.
+    crop : tuple of int, optional
+        ``(x, y, width, height)`` in source pixels, applied first; width and height in
+        1..16384, inside the source. None (the default) takes the whole source, which must
+        then be at most 16384 pixels a side.
+    method : {"area", "bilinear", "nearest"}, default "area"
+        The resampling, defined exactly in the Notes.
+    out_format : {"RGB", "BGR", "RGBA", "BGRA", "L"}, default "RGB"
+        The output pixels; ``"L"`` is the BT.601 luma of the resampled RGB (Pillow's
+        ``convert("L")`` formula).
+    out : numpy.ndarray, optional
+        A preallocated uint8 array of shape ``(h, w, channels)`` (``(h, w)`` for ``"L"``) with
+        contiguous pixels, writable, not sharing memory with ``src``: the result is written
+        there, with no allocation in a hot loop. None (the default) allocates it.
+    src_format : {"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"}, optional
+        The channel order of ``src``. None (the default) is ``"BGRX"`` for 4 channels (the
+        fourth byte is X11's padding and output alpha is 255) and ``"RGB"`` for 3.
+        ``"BGRA"``/``"RGBA"`` resample a real alpha channel, ``"RGBX"`` is the padded RGB
+        order; ``"BGR"`` is the other 3-channel order.
+    threads : int, optional
+        OpenMP threads to split the rows over, an integer in 1..``MAX_THREADS`` (256). None
+        (the default) is the automatic choice, which for ``resize`` is one thread (see Notes).
+        The result is identical for any thread count.
+    changed_rows : iterable of (int, int), optional
+        ``(start, stop)`` ranges of ``src`` rows (in ``src``'s coordinates, as
+        ``Capture.changed_rows`` gives them) outside which ``src`` is unchanged since the call
+        that last filled ``out`` with the same geometry and formats: only the output rows
+        whose source rows meet a range are computed, the others keep their values. Needs
+        ``out`` holding the previous result. None (the default) computes every row; ``[]``
+        none.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out`` (allocated when None): uint8 ``(h, w, 3|4)``, or ``(h, w)`` for ``"L"``.
+
+    Raises
+    ------
+    InvalidInputError
+        If an argument is not as described (the message names the value received), or
+        ``changed_rows`` is given without ``out``.
+
+    Notes
+    -----
+    ``method="area"``: each output pixel is the exact coverage-weighted average of the crop
+    cell it covers, rounded half up (``floor(average + 0.5)``), bit-exact for every geometry;
+    this is also a well-defined area interpolation when upscaling. ``"bilinear"``: two taps
+    per axis at half-pixel centres (OpenCV ``INTER_LINEAR`` geometry, 11-bit weights, within
+    1 LSB of the float result; it aliases when shrinking by more than 2x). ``"nearest"``:
+    output ``j`` takes source ``floor((j + 0.5) * crop_w / out_w)`` exactly. Channels (alpha
+    included) are resampled independently, never premultiplied.
+
+    Why one thread by default: a 1080p frame takes under half a millisecond on one core for
+    the common shrink factors (1.5x, 2x: AVX2), and a team of threads must all reach the end
+    of the frame before the call returns; when another process holds a core (Xvfb, the
+    browser, the model client on an agent host) that join waits for the scheduler, often
+    longer than the whole resize. ``threads=2`` or more pays on a quiet machine and for 4K
+    sources. OpenMP teams do not survive ``fork``: a process that used ``threads`` > 1 must
+    not fork workers that resize with ``threads`` > 1 (GNU OpenMP hangs in the child); the
+    automatic choice starts no team.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> frame = np.zeros((1080, 1920, 4), np.uint8)  # a BGRX capture
+    >>> resize(frame, (1280, 720)).shape
+    (720, 1280, 3)
+    >>> resize(frame, (640, 360), crop=(0, 0, 960, 540), out_format="L").shape
+    (360, 640)
     """
     height, width, channels = check_image(src)
     src_format = channel_format(src_format, channels)
@@ -245,7 +313,7 @@ def resize(
         out = np.empty(shape, np.uint8)
     else:
         _check_out(out, src, out_w, out_h, out_format)
-    team = _threads(threads)
+    team = _check_threads(threads) or 1  # None: the automatic choice, one thread
     swap_rb, keep, fill, out_channels = pixel_layout(src_format, out_format)
     src_rows = src.reshape(height, width * channels)
     out_rows = out.reshape(out_h, out_w * out_channels)
@@ -257,17 +325,22 @@ def resize(
         spans = _output_spans(_changed(changed_rows, height), method, y, crop_h, out_h)
     layout = (swap_rb, keep, fill, channels, out_channels, team)
     for start, stop in spans:
-        rows = {"row_start": start, "row_stop": stop}
         if method == "nearest":
             xi, yi = _axis("nearest", crop_w, out_w)[0], _axis("nearest", crop_h, out_h)[0]
-            _resize.resize_nearest(src_rows, out_rows, x, y, xi, yi, *layout, _SIMD, **rows)
+            _resize.resize_nearest(
+                src_rows, out_rows, x, y, xi, yi, *layout, _SIMD, row_start=start, row_stop=stop
+            )
         else:
             tables = (_axis(method, crop_w, out_w), _axis(method, crop_h, out_h))
             geometry = (x, y, crop_w, crop_h, *tables)
             if method == "area":
-                _resize.resize_area(src_rows, out_rows, *geometry, *layout, _SIMD, **rows)
+                _resize.resize_area(
+                    src_rows, out_rows, *geometry, *layout, _SIMD, row_start=start, row_stop=stop
+                )
             else:
-                _resize.resize_bilinear(src_rows, out_rows, *geometry, *layout, **rows)
+                _resize.resize_bilinear(
+                    src_rows, out_rows, *geometry, *layout, row_start=start, row_stop=stop
+                )
     return out
 
 
@@ -279,15 +352,11 @@ def _changed(changed_rows: Any, height: int) -> list[tuple[int, int]]:
         raise InvalidInputError(
             f"changed_rows must be (start, stop) row ranges, got {_shown(changed_rows)}"
         ) from None
-    for pair in ranges:
-        if not (
-            len(pair) == 2
-            and all(isinstance(v, Integral) and not isinstance(v, bool) for v in pair)
-            and 0 <= pair[0] <= pair[1] <= height
-        ):
+    for span in ranges:
+        if not (len(span) == 2 and all(map(is_int, span)) and 0 <= span[0] <= span[1] <= height):
             raise InvalidInputError(
                 f"changed_rows must be (start, stop) integer ranges within 0..{height} "
-                f"(the source's rows), got {_shown(pair)}"
+                f"(the source's rows), got {_shown(span)}"
             )
     return [(int(a), int(b)) for a, b in ranges]
 

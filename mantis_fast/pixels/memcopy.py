@@ -6,21 +6,22 @@
     copy_frame(snapshot, live_view)          # snapshot[...] = live_view, both cores for 1080p
 
 A single core does not saturate memory bandwidth, so a big copy goes in bands of rows, one per
-thread (POSIX threads started per call, fork-safe; see ``_memcopy``). ``threads=None`` picks
-``auto_threads``: one thread below ``PARALLEL_MIN_BYTES`` (starting a thread costs more than it
-saves), else up to ``MAX_AUTO_THREADS`` of the CPUs this process may run on.
+thread (POSIX threads started per call, fork-safe; see ``_memcopy``). ``threads`` is None or an
+integer in 1..256, as everywhere in the package; None, the default, is the automatic choice,
+which here depends on the size (``auto_threads``): one thread below ``PARALLEL_MIN_BYTES``
+(starting a thread costs more than it saves), else up to ``MAX_AUTO_THREADS`` of the CPUs this
+process may run on. A count above the kernel's 16 threads is capped to 16.
 """
 
 from __future__ import annotations
 
 import os
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 
+from mantis_fast._validate import threads as _threads
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 from mantis_fast.pixels import _memcopy
 from mantis_fast.pixels.image import describe
 
@@ -54,7 +55,19 @@ _CPUS = usable_cpus()
 
 
 def auto_threads(nbytes: int) -> int:
-    """Threads ``copy_frame(threads=None)`` uses for a copy of ``nbytes`` bytes."""
+    """Threads ``copy_frame(threads=None)`` uses for a copy of ``nbytes`` bytes.
+
+    Parameters
+    ----------
+    nbytes : int
+        The size of the copy in bytes.
+
+    Returns
+    -------
+    int
+        1 below ``PARALLEL_MIN_BYTES`` (4 MiB: starting a thread costs more than it saves),
+        else ``MAX_AUTO_THREADS`` (2), or fewer if this process may run on fewer CPUs.
+    """
     return 1 if nbytes < PARALLEL_MIN_BYTES else max(1, min(MAX_AUTO_THREADS, _CPUS))
 
 
@@ -76,17 +89,42 @@ def _row_bytes(array: Any, name: str) -> int:
 
 
 def _thread_count(threads: int | None, nbytes: int) -> int:
-    if threads is None:
+    """``threads`` checked (None or 1..MAX_THREADS, as everywhere); None is the automatic
+    choice, ``auto_threads(nbytes)``. The kernel starts at most ``_memcopy.MAX_THREADS`` (16)."""
+    count = _threads(threads)
+    if count is None:
         return auto_threads(nbytes)
-    if isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1:
-        raise InvalidInputError(f"threads must be an integer >= 1, got {_shown(threads)}")
-    return min(int(threads), _memcopy.MAX_THREADS)
+    return min(count, _memcopy.MAX_THREADS)
 
 
 def copy_frame(dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) -> None:
-    """``dst[...] = src`` for uint8 images of one shape whose rows are contiguous (any row
-    stride: crops and views of shared memory work), split over ``threads`` (default
-    ``auto_threads``). Overlapping arrays are copied by ``np.copyto`` instead."""
+    """``dst[...] = src`` for uint8 images, the rows split over threads.
+
+    A single core does not saturate memory bandwidth, so a big copy goes in bands of rows,
+    one per thread (POSIX threads started per call, fork-safe).
+
+    Parameters
+    ----------
+    dst : numpy.ndarray
+        The writable destination: a uint8 ``(H, W)`` or ``(H, W, C)`` array whose rows are
+        contiguous (any row stride: crops and views of shared memory work).
+    src : numpy.ndarray
+        The source, of the same shape and kind.
+    threads : int, optional
+        Threads copying bands of rows, an integer in 1..256 (the kernel starts at most 16).
+        None (the default) is the automatic choice, ``auto_threads(nbytes)``: one thread
+        below ``PARALLEL_MIN_BYTES`` (4 MiB), else up to ``MAX_AUTO_THREADS`` (2).
+
+    Raises
+    ------
+    InvalidInputError
+        If an array is not as described, the shapes differ, ``dst`` is read-only, or
+        ``threads`` is not valid.
+
+    Notes
+    -----
+    Overlapping arrays are copied by ``np.copyto`` instead.
+    """
     row_bytes = _row_bytes(src, "src")
     _row_bytes(dst, "dst")
     if dst.shape != src.shape:
@@ -101,8 +139,30 @@ def copy_frame(dst: np.ndarray, src: np.ndarray, *, threads: int | None = None) 
 
 
 def owned_copy(image: np.ndarray, *, threads: int | None = None) -> np.ndarray:
-    """A new C-contiguous array holding a uint8 image's pixels, copied like ``copy_frame``
-    (rows may be strided). ``image.copy()`` is one thread; a 1080p frame goes on two here."""
+    """A new C-contiguous array holding a uint8 image's pixels, copied like `copy_frame`.
+
+    ``image.copy()`` is one thread; a 1080p frame goes on two here.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        A uint8 ``(H, W)`` or ``(H, W, C)`` array whose rows are contiguous (rows may be
+        strided).
+    threads : int, optional
+        Threads copying bands of rows, an integer in 1..256 (the kernel starts at most 16).
+        None (the default) is the automatic choice, ``auto_threads(nbytes)``: one thread
+        below ``PARALLEL_MIN_BYTES`` (4 MiB), else up to ``MAX_AUTO_THREADS`` (2).
+
+    Returns
+    -------
+    numpy.ndarray
+        The copy, C-contiguous, of ``image``'s shape.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``image`` or ``threads`` is not as described.
+    """
     row_bytes = _row_bytes(image, "image")
     out = np.empty(image.shape, np.uint8)
     if out.size:
@@ -112,9 +172,33 @@ def owned_copy(image: np.ndarray, *, threads: int | None = None) -> np.ndarray:
 
 def packed_bytes(image: np.ndarray, *, threads: int | None = None) -> bytearray:
     """A new ``bytearray`` of a uint8 image's rows packed back to back (an mss
-    ``ScreenShot.raw``), copied once like ``copy_frame`` (rows may be strided: crops of shared
-    memory work). ``bytearray(view)`` of a strided crop copies byte by byte (CPython's generic
-    buffer path, ~25x slower) and ``bytearray(n)`` zero-fills before any copy."""
+    ``ScreenShot.raw``), copied once like `copy_frame`.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        A uint8 ``(H, W)`` or ``(H, W, C)`` array whose rows are contiguous (rows may be
+        strided: crops of shared memory work).
+    threads : int, optional
+        Threads copying bands of rows, an integer in 1..256 (the kernel starts at most 16).
+        None (the default) is the automatic choice, ``auto_threads(nbytes)``: one thread
+        below ``PARALLEL_MIN_BYTES`` (4 MiB), else up to ``MAX_AUTO_THREADS`` (2).
+
+    Returns
+    -------
+    bytearray
+        The rows, back to back.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``image`` or ``threads`` is not as described.
+
+    Notes
+    -----
+    ``bytearray(view)`` of a strided crop copies byte by byte (CPython's generic buffer
+    path, ~25x slower) and ``bytearray(n)`` zero-fills before any copy.
+    """
     row_bytes = _row_bytes(image, "image")
     return _memcopy.packed_rows(
         image, row_bytes, _thread_count(threads, image.shape[0] * row_bytes)

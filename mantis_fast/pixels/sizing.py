@@ -38,8 +38,9 @@ from fractions import Fraction
 from numbers import Integral, Rational, Real
 from typing import Any
 
+from mantis_fast._validate import pair, positive_int
+from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.geometry.coords import _shown
 
 QWEN2_VL_FACTOR = 28
 QWEN3_VL_FACTOR = 32
@@ -56,31 +57,67 @@ MAX_SIZE = 2**31 - 1
 MAX_PIXELS = 2**62
 
 
-def _positive_int(value: Any, what: str, high: int | None = MAX_SIZE) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise InvalidInputError(f"{what} must be a positive integer, got {_shown(value)}")
-    if value < 1:
-        raise InvalidInputError(f"{what} must be a positive integer, got {_shown(value)}")
-    if high is not None and value > high:
-        raise InvalidInputError(f"{what} must be at most {high}, got {_shown(value)}")
-    return int(value)
-
-
 def _size(size: Any, what: str = "source size") -> tuple[int, int]:
-    if not isinstance(size, (tuple, list)) or len(size) != 2:
-        raise InvalidInputError(f"{what} must be (width, height), got {_shown(size)}")
-    return _positive_int(size[0], f"{what} width"), _positive_int(size[1], f"{what} height")
+    width, height = pair(size, what)
+    return positive_int(width, f"{what} width", MAX_SIZE), positive_int(
+        height, f"{what} height", MAX_SIZE
+    )
 
 
 def fixed_size(width: int, height: int) -> tuple[int, int]:
-    """An explicit ``(width, height)`` target, validated (integers in 1..MAX_SIZE)."""
-    return _positive_int(width, "width"), _positive_int(height, "height")
+    """An explicit ``(width, height)`` target, validated.
+
+    The agent config's ``CAPTURE_WIDTH`` / ``CAPTURE_HEIGHT``: when both are set they fully
+    specify the output.
+
+    Parameters
+    ----------
+    width, height : int
+        The target size in pixels, integers in 1..``MAX_SIZE`` (2**31 - 1).
+
+    Returns
+    -------
+    tuple of int
+        ``(width, height)``, as ``int``.
+
+    Raises
+    ------
+    InvalidInputError
+        If a side is not an integer in 1..``MAX_SIZE``.
+    """
+    return positive_int(width, "width", MAX_SIZE), positive_int(height, "height", MAX_SIZE)
 
 
 def scale_percent_size(source_size: tuple[int, int], percent: float) -> tuple[int, int]:
     """``percent`` % of ``source_size``, each side rounded half to even, at least 1 pixel.
 
-    ``percent <= 0`` means no scaling (the agent config's convention), as does 100.
+    The agent config's ``CAPTURE_SCALE_PERCENT``, applied to the post-crop size.
+
+    Parameters
+    ----------
+    source_size : tuple of int
+        The (cropped) source ``(width, height)``, integers in 1..``MAX_SIZE`` (2**31 - 1).
+    percent : float
+        A finite real number: 25 means 25 %. ``percent <= 0`` means no scaling (the agent
+        config's convention), as does 100.
+
+    Returns
+    -------
+    tuple of int
+        The target ``(width, height)``.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``source_size`` is not valid, ``percent`` is not a finite number, or the result
+        is beyond ``MAX_SIZE`` pixels a side.
+
+    Examples
+    --------
+    >>> scale_percent_size((1920, 1080), 25)
+    (480, 270)
+    >>> scale_percent_size((1920, 1080), 0)
+    (1920, 1080)
     """
     width, height = _size(source_size)
     message = f"percent must be a finite number, got {_shown(percent)}"
@@ -116,17 +153,55 @@ def smart_resize(
 ) -> tuple[int, int]:
     """Qwen-VL's target ``(height, width)``: same arguments, same float steps, same result.
 
+    The rule of ``qwen_vl_utils.smart_resize``: both sides multiples of ``factor``, the area
+    within ``[min_pixels, max_pixels]``, the aspect ratio kept as closely as possible. The
+    arguments and the result keep Qwen's ``(height, width)`` order, so code written against
+    Qwen's helper can call it unchanged; `qwen_size` takes and returns ``(width, height)``.
+
+    Parameters
+    ----------
+    height, width : int
+        The (cropped) source size in pixels, integers in 1..``MAX_SIZE`` (2**31 - 1).
+    factor : int, default 28
+        The multiple both sides are rounded to, in 1..``MAX_SIZE``: 28
+        (``QWEN2_VL_FACTOR``, 14-pixel patches merged 2x2) for Qwen2-VL and Qwen2.5-VL, 32
+        (``QWEN3_VL_FACTOR``, 16-pixel patches) for Qwen3-VL.
+    min_pixels : int, default 3136
+        The least area of the result (``QWEN_MIN_PIXELS``, 4 * 28 * 28), an integer in
+        1..``MAX_PIXELS`` (2**62).
+    max_pixels : int, default 12845056
+        The most area of the result (``QWEN_MAX_PIXELS``, 16384 * 28 * 28), an integer in
+        1..``MAX_PIXELS``, at least ``min_pixels``.
+
+    Returns
+    -------
+    tuple of int
+        The target ``(height, width)``, both multiples of ``factor``.
+
+    Raises
+    ------
+    InvalidInputError
+        If an argument is not an integer in its range, ``min_pixels`` is more than
+        ``max_pixels``, or the aspect ratio is over 200 (``QWEN_MAX_RATIO``).
+
+    Notes
+    -----
     Each side is first rounded (half to even) to a multiple of ``factor`` (at least
     ``factor``); if the area then exceeds ``max_pixels`` both sides are scaled by
     ``sqrt(height * width / max_pixels)`` and floored to multiples of ``factor`` (at least
     ``factor``); if it falls below ``min_pixels`` they are scaled up by
     ``sqrt(min_pixels / (height * width))`` and ceiled to multiples of ``factor``.
+
+    Examples
+    --------
+    >>> smart_resize(1080, 1920)
+    (1092, 1932)
     """
-    height = _positive_int(height, "height")
-    width = _positive_int(width, "width")
-    factor = _positive_int(factor, "factor")
-    min_pixels = _positive_int(min_pixels, "min_pixels", MAX_PIXELS)
-    max_pixels = _positive_int(max_pixels, "max_pixels", MAX_PIXELS)
+    height = positive_int(height, "height", MAX_SIZE)
+    width = positive_int(width, "width", MAX_SIZE)
+    factor = positive_int(factor, "factor", MAX_SIZE)
+    min_pixels = positive_int(min_pixels, "min_pixels", MAX_PIXELS)
+    max_pixels = positive_int(max_pixels, "max_pixels", MAX_PIXELS)
     if min_pixels > max_pixels:
         raise InvalidInputError(f"min_pixels {min_pixels} is more than max_pixels {max_pixels}")
     ratio = max(height, width) / min(height, width)
@@ -154,7 +229,37 @@ def qwen_size(
     min_pixels: int = QWEN_MIN_PIXELS,
     max_pixels: int = QWEN_MAX_PIXELS,
 ) -> tuple[int, int]:
-    """``smart_resize`` for a ``(width, height)`` source, returning ``(width, height)``."""
+    """`smart_resize` for a ``(width, height)`` source, returning ``(width, height)``.
+
+    Parameters
+    ----------
+    source_size : tuple of int
+        The (cropped) source ``(width, height)``, integers in 1..``MAX_SIZE`` (2**31 - 1).
+    factor : int, default 28
+        The multiple both sides are rounded to: 28 (``QWEN2_VL_FACTOR``) for Qwen2-VL and
+        Qwen2.5-VL, 32 (``QWEN3_VL_FACTOR``) for Qwen3-VL; as for `smart_resize`.
+    min_pixels : int, default 3136
+        The least area of the result (``QWEN_MIN_PIXELS``); as for `smart_resize`.
+    max_pixels : int, default 12845056
+        The most area of the result (``QWEN_MAX_PIXELS``); as for `smart_resize`.
+
+    Returns
+    -------
+    tuple of int
+        The target ``(width, height)``, both multiples of ``factor``.
+
+    Raises
+    ------
+    InvalidInputError
+        As `smart_resize`, or if ``source_size`` is not valid.
+
+    Examples
+    --------
+    >>> qwen_size((1920, 1080))
+    (1932, 1092)
+    >>> qwen_size((1920, 1080), factor=32)
+    (1920, 1088)
+    """
     width, height = _size(source_size)
     h_bar, w_bar = smart_resize(height, width, factor, min_pixels, max_pixels)
     return w_bar, h_bar
@@ -163,9 +268,34 @@ def qwen_size(
 def anthropic_size(source_size: tuple[int, int]) -> tuple[int, int]:
     """The computer-use scaling target for a screen, or the screen's own size if none fits.
 
-    Targets are tried in the order XGA, WXGA, FWXGA; the first whose aspect ratio is within
-    0.02 of the screen's decides: it is used when narrower than the screen, otherwise the
-    screen is sent as it is (1920x1080 -> 1366x768; 1280x720 stays; 1920x1200 -> 1280x800).
+    The targets of Anthropic's computer-use reference tool are tried in the order XGA
+    1024x768 (4:3), WXGA 1280x800 (16:10), FWXGA 1366x768 (~16:9); the first whose aspect
+    ratio is within 0.02 of the screen's decides: it is used when narrower than the screen,
+    otherwise the screen is sent as it is.
+
+    Parameters
+    ----------
+    source_size : tuple of int
+        The screen (or crop) ``(width, height)``, integers in 1..``MAX_SIZE`` (2**31 - 1).
+
+    Returns
+    -------
+    tuple of int
+        The target ``(width, height)``.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``source_size`` is not valid.
+
+    Examples
+    --------
+    >>> anthropic_size((1920, 1080))
+    (1366, 768)
+    >>> anthropic_size((1280, 720))
+    (1280, 720)
+    >>> anthropic_size((1920, 1200))
+    (1280, 800)
     """
     width, height = _size(source_size)
     ratio = width / height
@@ -176,11 +306,40 @@ def anthropic_size(source_size: tuple[int, int]) -> tuple[int, int]:
 
 
 def cap_long_edge(source_size: tuple[int, int], max_long_edge: int) -> tuple[int, int]:
-    """Scale down so the longer side is ``max_long_edge``; the shorter side keeps the aspect
-    ratio (rounded half to even, at least 1). Sizes already within the cap are returned as
-    they are."""
+    """Scale down so the longer side is at most ``max_long_edge``; never enlarge.
+
+    VLM APIs resize anything larger on their side (e.g. 1568 px on Anthropic's long edge,
+    2048 px on OpenAI's), and the model then answers in coordinates of an image you never
+    saw: capping first keeps the image the model sees the one you sent.
+
+    Parameters
+    ----------
+    source_size : tuple of int
+        The (cropped) source ``(width, height)``, integers in 1..``MAX_SIZE`` (2**31 - 1).
+    max_long_edge : int
+        The cap, a positive integer.
+
+    Returns
+    -------
+    tuple of int
+        The target ``(width, height)``: the longer side is ``max_long_edge``, the shorter
+        side keeps the aspect ratio (rounded half to even, at least 1). Sizes already within
+        the cap are returned as they are.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``source_size`` is not valid or ``max_long_edge`` is not a positive integer.
+
+    Examples
+    --------
+    >>> cap_long_edge((3840, 2160), 1568)
+    (1568, 882)
+    >>> cap_long_edge((800, 600), 1568)
+    (800, 600)
+    """
     width, height = _size(source_size)
-    cap = _positive_int(max_long_edge, "max_long_edge", high=None)  # exact for any size
+    cap = positive_int(max_long_edge, "max_long_edge")  # exact for any size
     long_edge = max(width, height)
     if long_edge <= cap:
         return width, height

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import hmac
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from mantis_fast._validate import flag, integer, number, text
 from mantis_fast.agent.parse import MAX_JSON_DEPTH, json_depth_ok
 from mantis_fast.errors import RequestRejected
 
@@ -94,8 +94,9 @@ class CUARequest:
         return asdict(self)
 
 
-def _shown(value: Any) -> str:
-    """A received value for an error message: its JSON type and a bounded repr."""
+def _json_shown(value: Any) -> str:
+    """A received value for an error message as the client wrote it: its JSON type and a
+    bounded JSON text (``mantis_fast._validate.shown`` would show Python's repr)."""
     kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
             dict: "object", type(None): "null"}.get(type(value), type(value).__name__)  # fmt: skip
     text = json.dumps(value, ensure_ascii=False, default=str)
@@ -105,45 +106,35 @@ def _shown(value: Any) -> str:
 
 
 def _bad(field: str, expected: str, value: Any) -> RequestRejected:
-    return RequestRejected(400, f"field {field!r} must be {expected}, got {_shown(value)}")
+    """A 400 naming the field; the ``fail`` of the ``mantis_fast._validate`` checks below."""
+    return RequestRejected(400, f"field {field!r} must be {expected}, got {_json_shown(value)}")
+
+
+# Each reader takes the field from the body (absent or null: None, the server's default) and
+# checks it with mantis_fast._validate, worded as a 400 about the field.
 
 
 def _integer(body: Mapping[str, Any], field: str, low: int, high: int) -> int | None:
     value = body.get(field)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _bad(field, f"an integer in {low}..{high}", value)
-    return value
+    return None if value is None else integer(value, field, low=low, high=high, fail=_bad)
 
 
 def _number(body: Mapping[str, Any], field: str, high: float, *, positive: bool) -> float | None:
     value = body.get(field)
     if value is None:
         return None
-    expected = f"a number {'>' if positive else '>='} 0 and <= {high:g}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _bad(field, expected, value)
-    number = float(value)
-    if not math.isfinite(number) or number > high or (number <= 0 if positive else number < 0):
-        raise _bad(field, expected, value)
-    return number
+    return number(value, field, low=0, high=high, low_open=positive, noun="a number", fail=_bad)
 
 
 def _flag(body: Mapping[str, Any], field: str, label: str | None = None) -> bool | None:
     value = body.get(field)
-    if value is not None and not isinstance(value, bool):
-        raise _bad(label or field, "true or false", value)
-    return value
+    return None if value is None else flag(value, label or field, fail=_bad)
 
 
 def _text(body: Mapping[str, Any], field: str) -> str:
     if field not in body:
         raise RequestRejected(400, f"field {field!r} is required")
-    value = body[field]
-    if not isinstance(value, str) or not value.strip():
-        raise _bad(field, "a non-empty string", value)
-    return value
+    return text(body[field], field, empty=False, fail=_bad)
 
 
 def _start_url(body: Mapping[str, Any]) -> str:
@@ -153,7 +144,7 @@ def _start_url(body: Mapping[str, Any]) -> str:
         raise RequestRejected(
             400,
             f"field 'start_url' must be a URL with scheme {', '.join(URL_SCHEMES)}, "
-            f"got {_shown(url)}",
+            f"got {_json_shown(url)}",
         )
     return url
 
@@ -194,7 +185,7 @@ def _toggles(body: Mapping[str, Any]) -> dict[str, bool | None]:
 def parse_request(body: Mapping[str, Any]) -> CUARequest:
     """Check a decoded body; ``RequestRejected`` (400) naming what is wrong."""
     if not isinstance(body, Mapping):
-        raise RequestRejected(400, f"the body must be a JSON object, got {_shown(body)}")
+        raise RequestRejected(400, f"the body must be a JSON object, got {_json_shown(body)}")
     unknown = [name for name in body if name not in FIELDS]
     if unknown:
         flags = [name for name in unknown if isinstance(body[name], bool)]

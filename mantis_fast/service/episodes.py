@@ -333,20 +333,33 @@ class _Brain:
         episode.note(history)
         episode.check()
         height, width = observation.shape[:2]
-        self.last_image_size = (width, height)
-        return self.decide(observation, instruction, history)
+        self.last_image_size = size = (width, height)
+        return self.decide(observation, instruction, history, size)
 
-    def decide(self, observation: Any, instruction: str, history: list[dict[str, Any]]) -> Any:
+    def decide(
+        self,
+        observation: Any,
+        instruction: str,
+        history: list[dict[str, Any]],
+        size: tuple[int, int],
+    ) -> Any:
+        """The actions for ``observation``, an image of ``size`` (``last_image_size``)."""
         raise NotImplementedError
 
 
 class _OracleBrain(_Brain):
     """MiniWoB++'s scripted oracle: the page says where, XTest clicks there."""
 
-    def decide(self, observation: Any, instruction: str, history: list[dict[str, Any]]) -> Any:
+    def decide(
+        self,
+        observation: Any,
+        instruction: str,
+        history: list[dict[str, Any]],
+        size: tuple[int, int],
+    ) -> Any:
         from mantis_fast.gym.miniwob_oracles import oracle_action
 
-        return oracle_action(self.env.task, self.last_image_size)
+        return oracle_action(self.env.task, size)
 
 
 def _to_image(action: Action, size: tuple[int, int]) -> Action:
@@ -385,14 +398,19 @@ class _VLMBrain(_Brain):
         lines.append('When the task is complete, answer with the action {"name": "done"}.')
         return "\n".join(lines)
 
-    def decide(self, observation: Any, instruction: str, history: list[dict[str, Any]]) -> Any:
+    def decide(
+        self,
+        observation: Any,
+        instruction: str,
+        history: list[dict[str, Any]],
+        size: tuple[int, int],
+    ) -> Any:
         self.turn += 1
         episode = self.episode
         png = encode_png(np.ascontiguousarray(observation))
         text = self.prompt(instruction)
-        raw_name = episode.runlog.image_name(self.turn, "raw")
-        if episode.runlog.write_file(raw_name, png):
-            raw_name = None
+        image = episode.runlog.image_name(self.turn, "raw")
+        raw_name = None if episode.runlog.write_file(image, png) else image  # None: not written
         record: dict[str, Any] = {"turn": self.turn, "stage": "vlm", "sent": text,
                                   "raw_png": raw_name}  # fmt: skip
         try:
@@ -408,7 +426,7 @@ class _VLMBrain(_Brain):
             max_bboxes=self.config.max_bboxes_per_turn,
         )
         self.last_observation = output.observation
-        actions: list[Action] = [_to_image(a, self.last_image_size) for a in output.actions]
+        actions: list[Action] = [_to_image(a, size) for a in output.actions]
         if any(_DONE_SKIPPED.match(reason) for reason in output.skipped):
             actions.append(Action(ActionType.DONE, {}))
         episode.runlog.append({**record, "vlm_text": reply.text, "parsed": output.to_dict(),

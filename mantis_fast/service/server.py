@@ -304,8 +304,10 @@ class CUAServer:
             self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0
         )
         await self._runner.setup()
+        server = self._runner.server
+        assert server is not None  # AppRunner.setup() made it
         self.connections = ConnectionGuard(
-            self._runner.server,
+            server,
             max_connections=config.max_connections,
             header_timeout=config.header_timeout,
             # the longest a request may take: its timeout, its reply, the reclaim's start

@@ -42,8 +42,7 @@ from mantis_fast.errors import (
     InvalidInputError,
     UnsupportedVisualError,
 )
-from mantis_fast.geometry.displays import Display
-from mantis_fast.geometry.displays import _resolve as resolve_display_at
+from mantis_fast.geometry.displays import Display, resolve_display
 from mantis_fast.pixels.image import resize
 from mantis_fast.pixels.memcopy import owned_copy, packed_bytes
 from mantis_fast.x11 import mitshm
@@ -96,18 +95,79 @@ _FULL_REFRESH_FRACTION = 0.6
 
 
 class Capture(XClient):
-    """Grab the screen of an X display as uint8 (H, W, 4) BGRA numpy arrays.
+    """Grab the screen of an X display as uint8 ``(H, W, 4)`` BGRA numpy arrays.
 
-    ``display=None`` uses ``$DISPLAY`` (``NoDisplayError`` when it is unset: start a server with
-    ``mantis_fast.Xvfb()`` and pass its ``display``).
-    ``timeout`` bounds every wait for the server: a vanished server raises
-    ``ConnectionLostError``, a hung one ``ServerHungError``, instead of blocking forever.
-    ``framebuffer=True`` (default) reads an Xvfb ``-shmem`` framebuffer directly when it finds
-    one whose header matches the root window (``backend == "xvfb-framebuffer"``); otherwise, or
-    with ``framebuffer=False``, MIT-SHM as before. ``backend_reason`` says which path and why.
+    One X connection and one shared-memory segment, for as long as the capture is open; use it
+    as a context manager, or call ``close``.
+
+    Parameters
+    ----------
+    display : str, optional
+        The X display, e.g. ``":1"``. None (default) uses ``$DISPLAY``; when that is unset,
+        start a server with ``mantis_fast.Xvfb()`` and pass its ``display``.
+    use_shm : bool, default True
+        Use shared memory (the Xvfb framebuffer or MIT-SHM). False: plain ``GetImage``.
+    track_damage : bool, default False
+        Track changes with the X DAMAGE extension: a grab of an unchanged screen costs no pixel
+        round trip, and after a change only the damaged row bands are fetched into the
+        persistent frame. A server without DAMAGE gets full grabs (``backend_reason`` says so).
+    timeout : float, default 5.0
+        Seconds, in ``(0, 3600]``, that bound every wait for the server: a vanished server
+        raises ``ConnectionLostError``, a hung one ``ServerHungError``, instead of blocking
+        forever.
+    framebuffer : bool, default True
+        Read an Xvfb ``-shmem`` framebuffer directly when one is found whose header matches the
+        root window (``backend == "xvfb-framebuffer"``); otherwise, or with False, MIT-SHM.
+
+    Attributes
+    ----------
+    backend : str
+        The pixel path: ``"xvfb-framebuffer"``, ``"xshm"`` (MIT-SHM) or ``"xgetimage"``.
+    backend_reason : str
+        Which path was taken and why (e.g. why MIT-SHM is not used), and whether DAMAGE
+        tracking is on.
+    display_name : str
+        The X display connected to.
+    timeout : float
+        The bound, in seconds, on every wait for the server.
+    last_damage : list of tuple of int
+        The damaged rectangles ``(x, y, width, height)`` the last damage-tracked grab took in.
+
+    Raises
+    ------
+    NoDisplayError
+        If ``display`` is None and ``$DISPLAY`` is unset.
+    InvalidInputError
+        If ``display`` is not a display name, or ``timeout`` is out of range.
+    CaptureError
+        If the display cannot be reached.
+    UnsupportedVisualError
+        If the root window's pixels are not 32-bit little-endian ``0xRRGGBB`` (depth 24 or
+        32).
+    ConnectionLostError
+        If the server went away during the set-up, or (``ServerHungError``) did not answer
+        within ``timeout``.
+
+    Notes
+    -----
+    A grab is one ``ShmGetImage`` round trip, or on the Xvfb framebuffer one server grab and a
+    memcpy of the region; by default its result is a view, valid until the next grab. Grabs are
+    serialised by a lock, so a capture may be shared between threads, but a zero-copy view is
+    overwritten by the next grab from any thread: give each thread its own ``Capture`` (one
+    connection and one segment), or pass ``copy=True``.
+
+    Examples
+    --------
+    >>> from mantis_fast import Capture
+    >>> with Capture(":1", track_damage=True) as capture:
+    ...     frame = capture.grab(copy=True)
+    ...     settled = capture.wait_until_stable(timeout=1.0)
     """
 
     error = CaptureError
+    # Opened by the set-up and replaced (never cleared) by a resize. The teardown (``_drop``,
+    # ``_release``) also runs after a set-up that failed before opening it.
+    _transport: Transport
 
     def __init__(
         self,
@@ -135,7 +195,6 @@ class Capture(XClient):
         # the output rows the changed screen rows reach.
         self._resized_into: tuple[Any, ...] | None = None
         self._want_framebuffer = bool(framebuffer)
-        self._transport: Transport | None = None
         self._damage: DamageTracker | None = None
         self._xfixes: tuple[int, int] | str | None = None  # the version, or why there is none
         self._connect(display, timeout)
@@ -166,8 +225,8 @@ class Capture(XClient):
                 self.display_name, self._x.display.socket, self._width, self._height, depth
             )
         except FramebufferUnavailable as exc:
-            transport, reason = self._open_shm_transport(use_shm)
-            return transport, f"{reason} (Xvfb framebuffer not used: {exc})"
+            fallback, reason = self._open_shm_transport(use_shm)
+            return fallback, f"{reason} (Xvfb framebuffer not used: {exc})"
         transport = FramebufferTransport(
             self._x, self._root, segment, header, self.display_name, self.timeout
         )
@@ -222,23 +281,30 @@ class Capture(XClient):
             raise self._lost(exc) from None
 
     @property
-    def size(self) -> tuple[int, int]:
-        """(width, height) of the root window now: a resize already reported by the server is
-        taken in (one non-blocking look at the socket, no round trip), as ``Input.size`` does."""
+    def size(self) -> tuple[int, int]:  # numpydoc ignore=RT01
+        """``(width, height)`` of the root window now.
+
+        A resize the server already reported is taken in (one non-blocking look at the socket,
+        no round trip), as ``Input.size`` does.
+        """
         with self._lock:
             self._check_open()
             self._take_in_events()
         return self._width, self._height
 
     @property
-    def tracking_damage(self) -> bool:
+    def tracking_damage(self) -> bool:  # numpydoc ignore=RT01
+        """Whether DAMAGE tracking is on (``track_damage=True`` and the server has DAMAGE)."""
         return self._damage is not None
 
     @property
-    def monitors(self) -> list[Display]:
-        """RandR monitors, each with global bounds (the whole root when RandR reports none).
-        One ``GetMonitors`` round trip. A monitor may reach past the root window: the display
-        grabs clip it (``grab_displays``)."""
+    def monitors(self) -> list[Display]:  # numpydoc ignore=RT01
+        """The RandR monitors, a list of ``Display`` with global bounds.
+
+        The whole root is one monitor when RandR reports none. One ``GetMonitors`` round trip.
+        A monitor may reach past the root window: the display grabs clip it (see
+        ``grab_displays``).
+        """
         with self._lock:
             self._check_open()
             try:
@@ -255,8 +321,24 @@ class Capture(XClient):
         return monitors
 
     def randr_monitors(self) -> list[RandRMonitor] | None:
-        """RandR's monitors as the server describes them (raw primary flags, the output driving
-        each and its EDID); None without RandR 1.5. ``monitors`` is the normalised view."""
+        """Return RandR's monitors as the server describes them.
+
+        ``monitors`` is the normalised view; this one keeps the raw primary flags, the output
+        driving each monitor and its EDID.
+
+        Returns
+        -------
+        list of RandRMonitor or None
+            The monitors, or None without RandR 1.5.
+
+        Raises
+        ------
+        CaptureError
+            If the capture is closed, or the query failed (e.g. an output unplugged mid-query).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         with self._lock:
             self._check_open()
             try:
@@ -268,10 +350,23 @@ class Capture(XClient):
                 raise self._lost(exc) from None
 
     def cursor(self) -> CursorImage:
-        """The pointer's current image and position (grabs never contain it: X draws it apart).
+        """Return the pointer's current image and position.
 
-        Needs XFixes 2.0 (every current server, Xvfb included); ``CaptureError`` says why when
-        the server has none. One round trip.
+        Grabs never contain the pointer: X draws it apart. Needs XFixes 2.0 (every current
+        server, Xvfb included). One round trip.
+
+        Returns
+        -------
+        CursorImage
+            The image (BGRA, premultiplied alpha), its hotspot and the pointer's position.
+
+        Raises
+        ------
+        CaptureError
+            If the server has no XFixes 2.0 (the message says why), or the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
         """
         with self._lock:
             self._check_open()
@@ -292,13 +387,34 @@ class Capture(XClient):
 
     # -- grabbing ---------------------------------------------------------------------------
     def grab(self, region: Sequence[int] | None = None, copy: bool = False) -> np.ndarray:
-        """Capture the screen, or ``region=(x, y, width, height)`` of it, as uint8 (H, W, 4) BGRA.
+        """Capture the screen, or a region of it, as a uint8 ``(H, W, 4)`` BGRA array.
 
-        Only the region is copied by the server. With ``copy=False`` (default) the result is a
-        view into shared memory that the next grab overwrites; ``copy=True`` returns an owned
-        array. For depth-24 screens the fourth byte is X's padding byte, as mss returns it.
-        With damage tracking a region is a view of the persistent frame (rows strided by the
-        screen width).
+        Parameters
+        ----------
+        region : sequence of int, optional
+            ``(x, y, width, height)`` in root-window pixels; only the region is copied by the
+            server. None (default) is the whole screen.
+        copy : bool, default False
+            Return an owned array. By default the result is a view into shared memory that the
+            next grab (from any thread) overwrites.
+
+        Returns
+        -------
+        numpy.ndarray
+            The pixels: uint8, shape ``(height, width, 4)``, BGRA. For depth-24 screens the
+            fourth byte is X's padding byte, as mss returns it. With damage tracking a region
+            is a view of the persistent frame (rows strided by the screen width).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``region`` is not four integers, has a non-positive size, or reaches past the
+            screen.
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
         """
         with self._lock:
             self._check_open()
@@ -310,9 +426,32 @@ class Capture(XClient):
             return frame
 
     def grab_bytes(self, region: Sequence[int] | None = None) -> bytearray:
-        """``grab(region)``'s pixels as a new ``bytearray`` of packed BGRA rows (what an mss
-        ``ScreenShot.raw`` holds), copied once: from the Xvfb framebuffer straight into the
-        bytearray, where ``bytearray(grab())`` would copy twice."""
+        """Capture as ``grab`` does, into a new ``bytearray`` of packed BGRA rows.
+
+        What an mss ``ScreenShot.raw`` holds. The pixels are copied once: from the Xvfb
+        framebuffer straight into the bytearray, where ``bytearray(grab())`` would copy twice.
+
+        Parameters
+        ----------
+        region : sequence of int, optional
+            ``(x, y, width, height)`` in root-window pixels. None (default) is the whole screen.
+
+        Returns
+        -------
+        bytearray
+            ``height`` rows of ``width * 4`` bytes, BGRA.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``region`` is not four integers, has a non-positive size, or reaches past the
+            screen.
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         with self._lock:
             self._check_open()
             try:
@@ -330,16 +469,47 @@ class Capture(XClient):
         crop: Sequence[int] | None = None,
         out_format: str = "RGB",
     ) -> np.ndarray:
-        """The screen (or ``crop=(x, y, w, h)`` of it) resized to ``size`` and converted
-        (``mantis_fast.resize``'s defaults), reading each screen byte once.
+        """Capture the screen resized and converted, reading each screen byte once.
 
+        The same pixels as ``mantis_fast.resize(grab(), size, ...)``, with ``resize``'s
+        defaults for everything not given here.
+
+        Parameters
+        ----------
+        size : sequence of int
+            ``(width, height)`` of the result.
+        out : numpy.ndarray, optional
+            The array to write the result into; None (default) allocates one. With damage
+            tracking, passing the array the previous call returned (same size, crop and format,
+            no other grab of this capture between) recomputes only the output rows the changed
+            screen rows reach.
+        crop : sequence of int, optional
+            ``(x, y, w, h)`` of the screen to resize. None (default) is the whole screen.
+        out_format : {"RGB", "BGR", "RGBA", "BGRA", "L"}
+            The result's pixel format (default ``"RGB"``).
+
+        Returns
+        -------
+        numpy.ndarray
+            The image: uint8 ``(h, w, 3 or 4)``, or ``(h, w)`` for ``"L"``; ``out`` when it
+            was given.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``size``, ``crop``, ``out_format`` or ``out`` is not valid.
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+
+        Notes
+        -----
         On the Xvfb framebuffer the resize reads the server's memory directly, under the same
-        server grab that makes ``grab()`` a consistent snapshot: no frame copy in between, and
-        the pixels are those of ``resize(grab(), ...)``. With damage tracking, passing the
-        array the previous call returned as ``out`` (same size, crop and format, no other grab
-        of this capture between) recomputes only the output rows the changed screen rows reach.
-        The capture's own frame (what ``grab()`` returns) is not updated here: the next
-        ``grab()`` copies the rows that changed meanwhile. Other backends grab, then resize.
+        server grab that makes ``grab()`` a consistent snapshot: no frame copy in between. The
+        capture's own frame (what ``grab()`` returns) is not updated here: the next ``grab()``
+        copies the rows that changed meanwhile. Other backends grab, then resize.
         """
         with self._lock:
             self._check_open()
@@ -405,24 +575,30 @@ class Capture(XClient):
         return image, (0, 0, self._width, self._height), bands
 
     @property
-    def grabs(self) -> int:
+    def grabs(self) -> int:  # numpydoc ignore=RT01
         """How many grabs this capture has returned."""
         return self._change[0]
 
     @property
-    def changed_rows(self) -> list[tuple[int, int]] | None:
-        """Rows of the last grabbed image that changed since the grab before it (of any
-        region), as sorted disjoint ``(start, stop)`` ranges in that image's coordinates: what
-        an incremental consumer recomputes (``resize(..., changed_rows=)``,
-        ``PngEncoder.encode(..., changed_rows=)``). ``None`` when unknown: without damage
-        tracking, or before the first grab. A superset: every row band the grab copied."""
+    def changed_rows(self) -> list[tuple[int, int]] | None:  # numpydoc ignore=RT01
+        """Rows of the last grabbed image that changed since the grab before it.
+
+        Sorted disjoint ``(start, stop)`` ranges in that image's coordinates, whatever region
+        the grab before it took: what an incremental consumer recomputes
+        (``resize(..., changed_rows=)``, ``PngEncoder.encode(..., changed_rows=)``). A
+        superset: every row band the grab copied. None when unknown: without damage tracking,
+        or before the first grab.
+        """
         return self.last_change[1]
 
     @property
-    def last_change(self) -> tuple[int, list[tuple[int, int]] | None]:
-        """``(grabs, changed_rows)`` of one and the same grab, read together: an incremental
-        consumer that sees ``grabs`` jump by more than one since its own last grab knows that
-        another grab (another thread's) took the changes in between, and starts over."""
+    def last_change(self) -> tuple[int, list[tuple[int, int]] | None]:  # numpydoc ignore=RT01
+        """``(grabs, changed_rows)`` of one and the same grab, read together.
+
+        An incremental consumer that sees ``grabs`` jump by more than one since its own last
+        grab knows that another grab (another thread's) took the changes in between, and starts
+        over.
+        """
         count, region, bands = self._change
         if region is None or bands is None:
             return count, None
@@ -437,18 +613,47 @@ class Capture(XClient):
         *,
         region: Sequence[int] | None = None,
     ) -> np.ndarray:
-        """Capture one monitor (see ``monitors``), or ``region=(x, y, width, height)`` of it in
-        its own, local, coordinates, as uint8 (H, W, 4) BGRA (zero-copy unless ``copy``).
+        """Capture one monitor, or a region of it, as a uint8 ``(H, W, 4)`` BGRA array.
 
-        ``display_id=None`` is the primary display, as in the coordinate functions
-        (``resolve_display``: one ``DisplayFallbackWarning`` per process when there are
-        several). A region outside the display is an ``InvalidInputError`` naming both.
+        Parameters
+        ----------
+        display_id : int, optional
+            The monitor's id (see ``monitors``). None (default) is the primary display, as in
+            the coordinate functions (``resolve_display``).
+        copy : bool, default False
+            Return an owned array instead of a zero-copy view that the next grab overwrites.
+        region : sequence of int, optional
+            ``(x, y, width, height)`` in the display's own, local, coordinates. None (default)
+            is the whole display.
 
-        A monitor (or region) reaching past the root window is returned CLIPPED, silently: only
+        Returns
+        -------
+        numpy.ndarray
+            The pixels: uint8 ``(H, W, 4)`` BGRA, clipped to the root window (see Notes).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``display_id`` is unknown, or ``region`` is malformed or outside the display (the
+            message names both).
+        CaptureError
+            If no pixel of the display (or region) is on the root window, or the capture is
+            closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+
+        Warns
+        -----
+        DisplayFallbackWarning
+            When ``display_id`` is None and there are several monitors (once per process).
+
+        Notes
+        -----
+        A monitor (or region) reaching past the root window is returned clipped, silently: only
         its part on the root, so the array can be smaller than the display and its ``[0, 0]``
-        need not be local pixel ``(0, 0)`` (a monitor left of or above the root). Where that
-        can happen use ``grab_display_clipped``, whose ``clip`` says which part it is.
-        ``CaptureError`` when no pixel of it is on the root.
+        need not be local pixel ``(0, 0)`` (a monitor left of or above the root). Where that can
+        happen use ``grab_display_clipped``, whose ``clip`` says which part it is.
         """
         return self._grab_display(display_id, region, copy).image
 
@@ -459,20 +664,71 @@ class Capture(XClient):
         *,
         region: Sequence[int] | None = None,
     ) -> DisplayGrab:
-        """``grab_display``, same arguments, with its display and clipping: a ``DisplayGrab``
-        whose ``clip`` (local) and ``visible`` (global) say which part of the display (or
-        region) is in ``image``. ``CaptureError`` when no pixel of it is on the root."""
+        """Capture one monitor, or a region of it, with the display and its clipping.
+
+        ``grab_display`` with the same arguments, returned as a ``DisplayGrab``.
+
+        Parameters
+        ----------
+        display_id : int, optional
+            The monitor's id (see ``monitors``). None (default) is the primary display, as in
+            ``grab_display``.
+        copy : bool, default False
+            Return an owned image instead of a zero-copy view that the next grab overwrites.
+        region : sequence of int, optional
+            ``(x, y, width, height)`` in the display's local coordinates. None (default) is the
+            whole display.
+
+        Returns
+        -------
+        DisplayGrab
+            Its ``clip`` (local) and ``visible`` (global) say which part of the display (or
+            region) is in ``image``.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``display_id`` is unknown, or ``region`` is malformed or outside the display.
+        CaptureError
+            If no pixel of the display (or region) is on the root window, or the capture is
+            closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         return self._grab_display(display_id, region, copy)
 
     def grab_displays(self, copy: bool = False) -> dict[int, DisplayGrab]:
-        """Every monitor at once: ``{display id: DisplayGrab}`` in RandR's order, from ONE grab
-        of the rectangle spanning the monitors' parts on the root, sliced per display (each
-        ``image`` a view into that one frame, valid until the next grab, unless ``copy``).
+        """Capture every monitor at once, from one grab.
 
-        Costs one ``GetMonitors`` round trip and one grab, whatever the number of monitors. A
-        monitor partly off the root is clipped (``clip``, ``visible``); one wholly off it is
-        listed with ``clip=None`` and an empty ``(0, 0, 4)`` image. ``changed_rows`` of the
-        capture then refers to the spanning rectangle: each ``DisplayGrab`` has its own.
+        One grab of the rectangle spanning the monitors' parts on the root, sliced per display:
+        one ``GetMonitors`` round trip and one grab, whatever the number of monitors.
+
+        Parameters
+        ----------
+        copy : bool, default False
+            Give each display an owned image. By default each ``image`` is a view into the one
+            frame, valid until the next grab.
+
+        Returns
+        -------
+        dict of int to DisplayGrab
+            ``{display id: DisplayGrab}`` in RandR's order. A monitor partly off the root is
+            clipped (``clip``, ``visible``); one wholly off it is listed with ``clip=None`` and
+            an empty ``(0, 0, 4)`` image.
+
+        Raises
+        ------
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+
+        Notes
+        -----
+        The capture's ``changed_rows`` then refers to the spanning rectangle: each
+        ``DisplayGrab`` has its own.
         """
         with self._lock:
             self._check_open()
@@ -488,21 +744,81 @@ class Capture(XClient):
 
     # -- displays as PNG (seed 003's captureDisplay / captureAllDisplays / captureDisplayRegion)
     def capture_display(self, display_id: int | None = None) -> DisplayCapture:
-        """``grab_display_clipped(display_id)`` as a ``DisplayCapture``: the display and its
-        pixels as RGB PNG bytes (``frame``), clipped to the root as the grab is. Same errors,
-        and the same primary fallback for an omitted id (``display_png``)."""
+        """Capture one monitor as RGB PNG bytes.
+
+        ``grab_display_clipped(display_id)``, encoded (``display_png``): clipped to the root
+        as the grab is, with the same errors and the same primary fallback for an omitted id.
+
+        Parameters
+        ----------
+        display_id : int, optional
+            The monitor's id. None (default) is the primary display, as in ``grab_display``.
+
+        Returns
+        -------
+        DisplayCapture
+            The display and its pixels as PNG bytes (``frame``).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``display_id`` is unknown.
+        CaptureError
+            If no pixel of the display is on the root window, or the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         return encode_display(self._grab_display(display_id, None, True))
 
     def capture_all_displays(self) -> list[DisplayCapture]:
-        """Every monitor as a ``DisplayCapture``, in the order of ``monitors``, from one grab
-        (``grab_displays``). ``CaptureError`` when a monitor is wholly off the root."""
+        """Capture every monitor as RGB PNG bytes, from one grab (``grab_displays``).
+
+        Returns
+        -------
+        list of DisplayCapture
+            One per monitor, in the order of ``monitors``.
+
+        Raises
+        ------
+        CaptureError
+            If a monitor is wholly off the root window, or the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         return encode_displays(self.grab_displays(copy=True).values())
 
     def capture_display_region(
         self, display_id: int | None, region: Sequence[int]
     ) -> DisplayCapture:
-        """``capture_display`` of ``region=(x, y, width, height)`` LOCAL to the display; a
-        region outside it is an ``InvalidInputError`` naming both."""
+        """Capture a region of one monitor as RGB PNG bytes.
+
+        ``capture_display`` of a region local to the display.
+
+        Parameters
+        ----------
+        display_id : int or None
+            The monitor's id. None is the primary display, as in ``grab_display``.
+        region : sequence of int
+            ``(x, y, width, height)`` local to the display.
+
+        Returns
+        -------
+        DisplayCapture
+            The display and the region's pixels as PNG bytes (``frame``).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``region`` is None, malformed or outside the display (the message names both),
+            or ``display_id`` is unknown.
+        CaptureError
+            If no pixel of the region is on the root window, or the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         if region is None:  # grab_display's None (the whole display) is capture_display here
             raise InvalidInputError("capture_display_region needs a region (x, y, width, height)")
         return encode_display(self._grab_display(display_id, region, True))
@@ -544,12 +860,16 @@ class Capture(XClient):
         copied: list[tuple[int, int]] | None = []
         for attempt in range(3):
             monitors = self._monitors_locked()
-            # The coordinate functions' fallback for an omitted id; stacklevel 4 makes its
+            # The coordinate functions' fallback for an omitted id; the stacklevel makes its
             # warning name the line that called grab_display(_clipped), not this module.
-            wanted = monitors if every else [resolve_display_at(display_id, monitors, 4)]
+            wanted = (
+                monitors
+                if every
+                else [resolve_display(display_id, displays=monitors, stacklevel=4)]
+            )
             size = (self._width, self._height)
-            plans = [(d, local_region(d, region), None) for d in wanted]
-            plans = [(d, asked, visible_part(d, asked, size)) for d, asked, _ in plans]
+            asked = [(d, local_region(d, region)) for d in wanted]
+            plans = [(d, local, visible_part(d, local, size)) for d, local in asked]
             parts = [visible for _, _, visible in plans if visible is not None]
             if not parts:  # nothing on the root: no pixels to fetch
                 if copied and self._damage is not None:
@@ -589,18 +909,19 @@ class Capture(XClient):
             # The transport looked up each time: a resize may replace it.
             return getattr(self._transport, method)(x, y, width, height)
 
-        if self._damage is not None:
+        damage = self._damage
+        if damage is not None:
             read_available(self._x)  # a non-blocking read: damage events, no round trip
         self._handle_events()
         x, y, width, height = self._check_region(region)
-        if self._damage is not None:
+        if damage is not None:
             try:
-                bands = self._refresh_damaged()
+                bands = self._refresh_damaged(damage)
                 x, y, width, height = self._check_region(region)  # after a resize it saw
             except BaseException:
                 # Rectangles taken, maybe copied, not reported: the next grab copies and
                 # reports all.
-                self._damage.mark_all(self._width, self._height)
+                damage.mark_all(self._width, self._height)
                 raise
             frame = self._transport.frame[y : y + height, x : x + width]
             if owned is not None:
@@ -619,7 +940,7 @@ class Capture(XClient):
             frame = fetch(x, y, width, height)
         return frame, (x, y, width, height), None
 
-    def _refresh_damaged(self) -> list[tuple[int, int]]:
+    def _refresh_damaged(self, damage: DamageTracker) -> list[tuple[int, int]]:
         """Copy every damaged row band into the frame; return the ``(top, rows)`` bands copied
         (what changed as far as this frame goes: a band also holds whatever was drawn in it
         after its damage was reported)."""
@@ -627,15 +948,15 @@ class Capture(XClient):
         copied: list[tuple[int, int]] = []
         transport = self._transport
         if isinstance(transport, FramebufferTransport):
-            if self._damage.dirty or self._stale:
-                transport.held(lambda: copied.extend(self._copy_damaged(transport)))
+            if damage.dirty or self._stale:
+                transport.held(lambda: copied.extend(self._copy_damaged(transport, damage)))
             if self._transport is transport:
                 return copied
             # The framebuffer no longer matched after a resize: MIT-SHM from here on.
         for _ in range(3):  # a resize seen mid-refresh restarts it (bounded)
-            if not self._damage.dirty:
+            if not damage.dirty:
                 return copied
-            rects = self._damage.take()
+            rects = damage.take()
             self.last_damage.extend(rects)
             bands = self._bands(rects)
             try:
@@ -658,13 +979,15 @@ class Capture(XClient):
             return [(0, self._height)]
         return bands
 
-    def _copy_damaged(self, transport: FramebufferTransport) -> list[tuple[int, int]]:
+    def _copy_damaged(
+        self, transport: FramebufferTransport, damage: DamageTracker
+    ) -> list[tuple[int, int]]:
         """Under the server grab: take in the damage the round trip brought, then copy every
         damaged row band, so the frame is one consistent snapshot."""
         self._handle_events()
         if self._transport is not transport:
             return []
-        rects = self._damage.take()
+        rects = damage.take()
         self.last_damage.extend(rects)
         # and the rows grab_resized read without copying
         stale, self._stale = self._stale, []
@@ -674,12 +997,25 @@ class Capture(XClient):
         return bands
 
     def framebuffer_view(self) -> np.ndarray:
-        """The Xvfb framebuffer itself as a read-only uint8 (H, W, 4) BGRA view: zero-copy, no
-        round trip, and LIVE: the server changes it under the reader, mid-read included (a
-        torn frame is possible; ``grab()`` is the consistent snapshot). The view stays
-        readable after ``close()`` and after a resize, but then no longer describes the screen.
+        """Return the Xvfb framebuffer itself as a read-only uint8 ``(H, W, 4)`` BGRA view.
 
-        ``CaptureError`` naming the reason when the backend is not ``"xvfb-framebuffer"``.
+        Zero-copy and no round trip, but live: the server changes it under the reader, mid-read
+        included, so a torn frame is possible (``grab()`` is the consistent snapshot).
+
+        Returns
+        -------
+        numpy.ndarray
+            The live view. It stays readable after ``close()`` and after a resize, but then no
+            longer describes the screen.
+
+        Raises
+        ------
+        CaptureError
+            If the backend is not ``"xvfb-framebuffer"`` (the message names the reason), or the
+            capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
         """
         with self._lock:
             self._check_open()
@@ -698,10 +1034,32 @@ class Capture(XClient):
 
     # -- settling ---------------------------------------------------------------------------
     def wait_until_stable(self, timeout: float = 2.0, quiet_ms: float = 100.0) -> Settled:
-        """Return once the screen has not changed for ``quiet_ms`` (or ``timeout`` passed).
+        """Return once the screen has not changed for ``quiet_ms``, or ``timeout`` passed.
 
-        With DAMAGE this listens for damage events (no pixels move); without it, frames are
-        compared every few milliseconds. The damage seen is kept for the next grab.
+        With DAMAGE tracking this listens for damage events (no pixels move); without it,
+        frames are compared every few milliseconds. The damage seen is kept for the next grab.
+
+        Parameters
+        ----------
+        timeout : float, default 2.0
+            Seconds to wait at most.
+        quiet_ms : float, default 100.0
+            Milliseconds without a change that count as stable.
+
+        Returns
+        -------
+        Settled
+            Whether the screen settled, the seconds waited and the changes seen.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``timeout`` or ``quiet_ms`` is negative (or nan).
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
         """
         if not (timeout >= 0 and quiet_ms >= 0):
             raise InvalidInputError(
@@ -718,9 +1076,31 @@ class Capture(XClient):
                 raise self._lost(exc) from None
 
     def settle_after_input(self, window: InputSettle) -> Settled:
-        """After an input was dispatched, wait until the screen has taken it in: its first
-        damage, then a quiet window learned from the app (``mantis_fast.x11.settle``), at most
-        ``window.timeout``. Without DAMAGE: ``wait_until_stable``'s fixed window."""
+        """Wait until the screen has taken in an input that was just dispatched.
+
+        With DAMAGE tracking: the input's first damage, then a quiet window learned from the
+        app (``mantis_fast.x11.settle``), at most ``window.timeout``. Without it:
+        ``wait_until_stable``'s fixed window (``window.quiet_ms``).
+
+        Parameters
+        ----------
+        window : InputSettle
+            The limits, and what was learned of the app so far; with DAMAGE tracking this call
+            learns into it and reports there (``window.last``).
+
+        Returns
+        -------
+        Settled
+            Whether the screen settled, the seconds waited and the changes seen.
+
+        Raises
+        ------
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         with self._lock:
             self._check_open()
             try:
@@ -783,24 +1163,29 @@ class Capture(XClient):
 
     # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:
-        """Destroy the damage object, detach the segment and close the connection
-        (idempotent). A call in progress on another thread (a grab, bounded by ``timeout``; a
-        ``wait_until_stable``, by its own) finishes first; calls after it raise
-        ``CaptureError``."""
+        """Destroy the damage object, detach the segment and close the connection.
+
+        Idempotent; leaving a ``with`` block calls it. A call in progress on another thread (a
+        grab, bounded by ``timeout``; a ``wait_until_stable``, by its own) finishes first;
+        calls after it raise ``CaptureError``. Arrays already returned stay readable: they
+        keep the memory mapped.
+        """
         with self._lock:
             super().close()
 
     def _drop(self) -> None:
-        if self._transport is not None:
-            self._transport.abandon()
+        transport: Transport | None = getattr(self, "_transport", None)
+        if transport is not None:
+            transport.abandon()
 
     def _release(self) -> None:
         """Destroy the damage object and detach the segment (views already returned stay
         readable: they keep the memory mapped)."""
         if self._damage is not None:
             self._damage.destroy()
-        if self._transport is not None:
-            self._transport.close()
+        transport: Transport | None = getattr(self, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self._width}x{self._height}"

@@ -85,15 +85,13 @@ MAX_TIMEOUT = 3600.0
 def check_timeout(timeout: object, *, name: str = "timeout", allow_zero: bool = False) -> float:
     """A wait bound in seconds: a finite number in (0, 3600] (``[0, 3600]`` with
     ``allow_zero``); ``name`` is the parameter the error message names."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        in_range = False
-    else:  # comparisons with nan are all false: nan is refused
+    if not isinstance(timeout, bool) and isinstance(timeout, (int, float)):
+        # comparisons with nan are all false: nan is refused
         low = timeout >= 0 if allow_zero else timeout > 0
-        in_range = low and timeout <= MAX_TIMEOUT
-    if not in_range:
-        interval = f"{'[' if allow_zero else '('}0, {MAX_TIMEOUT:g}]"
-        raise InvalidInputError(f"{name} must be seconds in {interval}, got {timeout!r:.40}")
-    return float(timeout)
+        if low and timeout <= MAX_TIMEOUT:
+            return float(timeout)
+    interval = f"{'[' if allow_zero else '('}0, {MAX_TIMEOUT:g}]"
+    raise InvalidInputError(f"{name} must be seconds in {interval}, got {timeout!r:.40}")
 
 
 def display_name(display: str | None) -> str:
@@ -185,7 +183,7 @@ if not getattr(_protocol_display.Display.send_and_recv, "_fresh", False):
     _send_and_recv_fresh._fresh = True  # type: ignore[attr-defined]
     _protocol_display.Display.send_and_recv = _send_and_recv_fresh
 
-_protocol_display.select = _BoundedSelect  # type: ignore[attr-defined]
+_protocol_display.select = _BoundedSelect
 
 _original_get_socket = _xlib_connect.get_socket
 
@@ -249,7 +247,7 @@ def open_display(name: str, timeout: float | None = None) -> XDisplay:
     while True:
         _deadlines.socket = None
         try:
-            with bounded(attempt_bound) if timeout is not None else contextlib.nullcontext():
+            with bounded(attempt_bound) if attempt_bound is not None else contextlib.nullcontext():
                 return XDisplay(name)
         except XTimeoutError:
             _deadlines.socket.close()  # the set-up never finished: python-xlib leaves it open
@@ -355,7 +353,9 @@ class XClient(Closing):
 
     error: type[DisplayError] = DisplayError
     _closed = True  # until connected
-    _x: XDisplay | None = None
+    # Set by ``_connect`` before ``_closed`` turns False, and never unset: every method that
+    # talks to the server runs on a connected object (``_lost`` and ``close`` included).
+    _x: XDisplay
 
     def _connect(self, display: str | None, timeout: float) -> None:
         self.timeout = check_timeout(timeout)
@@ -407,8 +407,7 @@ class XClient(Closing):
             return exc
         self._closed = True
         self._drop()
-        if self._x is not None:
-            abandon(self._x)
+        abandon(self._x)
         if isinstance(exc, XTimeoutError):
             return ServerHungError(
                 f"X display {self.display_name} did not answer within {self.timeout}s"
@@ -432,8 +431,6 @@ class XClient(Closing):
         if self._closed:
             return
         self._closed = True
-        if self._x is None:
-            return
         try:
             with bounded(self.timeout):
                 self._release()

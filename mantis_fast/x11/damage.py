@@ -28,8 +28,21 @@ class DamageUnavailable(Exception):
     """Why damage tracking could not start (the caller falls back to full grabs)."""
 
 
-class Settled(NamedTuple):
-    """What ``Capture.wait_until_stable`` saw."""
+# numpydoc lint does not see the generated constructor: its parameters are the fields.
+class Settled(NamedTuple):  # numpydoc ignore=PR02
+    """What ``Capture.wait_until_stable`` (or ``settle_after_input``) saw.
+
+    A named tuple; the parameters are its fields.
+
+    Parameters
+    ----------
+    stable : bool
+        Whether the screen settled; False when the timeout passed while it was still changing.
+    waited : float
+        Seconds spent waiting.
+    changes : int
+        Damage events (or, without DAMAGE tracking, changed frames) seen while waiting.
+    """
 
     stable: bool  # False: the timeout passed while the screen was still changing
     waited: float  # seconds spent waiting

@@ -31,17 +31,32 @@ Region = tuple[int, int, int, int]
 Bands = tuple[tuple[int, int], ...]  # (top, rows) row bands of the root
 
 
+# numpydoc lint does not see the generated constructor: its parameters are the fields.
 @dataclass(frozen=True)
-class DisplayGrab:
-    """What ``Capture.grab_displays`` / ``grab_display_clipped`` return for one display.
+class DisplayGrab:  # numpydoc ignore=PR02
+    """One display's part of a grab, and where it lies when the root window clips it.
 
-    ``region``: the rectangle asked for, in display-local pixels (the whole display,
-    ``(0, 0, w, h)``, when none was). ``clip``: the part of it on the root window, also local,
-    or None when none of it is (``image`` is then empty, shape ``(0, 0, 4)``). ``visible``: that
-    same part in global (root) pixels. ``image``: uint8 ``(clip[3], clip[2], 4)`` BGRA, a view
-    into the grab's frame unless ``copy=True`` was asked. ``changed_rows``: rows of ``image``
-    that changed since the grab before it (damage tracking only, else None), as
-    ``Capture.changed_rows`` describes them.
+    What ``Capture.grab_displays`` / ``grab_display_clipped`` return for one display; the
+    parameters are its (read-only) attributes. ``image[row, col]`` is the display-local pixel
+    ``(clip[0] + col, clip[1] + row)``.
+
+    Parameters
+    ----------
+    display : Display
+        The display (RandR monitor) grabbed.
+    image : numpy.ndarray
+        The pixels: uint8 ``(clip[3], clip[2], 4)`` BGRA, a view into the grab's frame
+        unless ``copy=True`` was asked; empty, shape ``(0, 0, 4)``, when ``clip`` is None.
+    region : tuple of int
+        The rectangle asked for, ``(x, y, width, height)`` in display-local pixels (the whole
+        display, ``(0, 0, w, h)``, when none was).
+    clip : tuple of int or None
+        The part of ``region`` on the root window, also local, or None when none of it is.
+    visible : tuple of int or None
+        That same part in global (root) pixels.
+    changed_rows : list of tuple of int, optional
+        Rows of ``image`` that changed since the grab before it, as ``Capture.changed_rows``
+        describes them; None (default) without damage tracking.
     """
 
     display: Display
@@ -52,7 +67,7 @@ class DisplayGrab:
     changed_rows: list[tuple[int, int]] | None = None
 
     @property
-    def clipped(self) -> bool:
+    def clipped(self) -> bool:  # numpydoc ignore=RT01
         """Whether part of ``region`` lies off the root (and so is not in ``image``)."""
         return self.clip != self.region
 

@@ -106,7 +106,7 @@ def parse_xwd_header(memory) -> XwdHeader:
     if not _HEADER.size <= header_size <= min(len(view), 4096):
         raise FramebufferUnavailable(f"XWD header size {header_size} is out of range")
     name = bytes(view[_HEADER.size : header_size]).split(b"\0", 1)[0]
-    return XwdHeader(*fields, name=name.decode("latin-1"))
+    return XwdHeader._make((*fields, name.decode("latin-1")))
 
 
 def check_header(
@@ -272,7 +272,10 @@ class FramebufferTransport:
         width, height = header.pixmap_width, header.pixmap_height
         offset, stride = header.pixels_offset, header.bytes_per_line
         assert stride == width * 4  # check_header saw to it: rows are contiguous
-        memory = np.frombuffer(segment, np.uint8, count=stride * height, offset=offset)
+        # numpy's stubs take only built-in buffers before Python 3.12; the segment is one too
+        memory = np.frombuffer(  # type: ignore[call-overload]
+            segment, np.uint8, count=stride * height, offset=offset
+        )
         self._segment, self.header = segment, header
         self.live = memory.reshape(height, width, 4)  # read-only: the buffer is
         self._width, self._height = width, height

@@ -25,7 +25,7 @@ from mantis_fast.errors import (
     InvalidInputError,
     ServerHungError,
 )
-from mantis_fast.geometry.displays import Display, set_live_display_source, with_primary
+from mantis_fast.geometry.displays import Display, with_primary
 from mantis_fast.x11.connection import (
     XConnectError,
     XTimeoutError,
@@ -157,11 +157,32 @@ def query_randr_monitors(xdisplay: Any) -> list[RandRMonitor] | None:
 
 
 def list_displays(display: str | None = None, *, timeout: float = 5.0) -> list[Display]:
-    """Monitors of the X display ``display`` (None -> ``$DISPLAY``).
+    """Return the monitors of an X display.
 
-    Raises ``DisplayError`` when the server cannot be reached (``NoDisplayError`` when no display
-    is named and ``$DISPLAY`` is unset, ``ServerHungError`` when it does not answer within
-    ``timeout`` seconds).
+    Parameters
+    ----------
+    display : str, optional
+        The X display, e.g. ``":1"``. None (default) uses ``$DISPLAY``.
+    timeout : float, default 5.0
+        Seconds, in ``(0, 3600]``, the server has to answer.
+
+    Returns
+    -------
+    list of Display
+        The RandR monitors with global bounds, as ``query_monitors`` reports them.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``display`` is not a display name, or ``timeout`` is out of range.
+    DisplayError
+        If the server cannot be reached; the subclasses below say why.
+    NoDisplayError
+        If no display is named and ``$DISPLAY`` is unset.
+    ServerHungError
+        If the server does not answer within ``timeout`` seconds.
+    ConnectionLostError
+        If the server went away while the monitors were listed.
     """
     return _on_display(display, timeout, "listing monitors", query_monitors)
 
@@ -312,7 +333,3 @@ def _lay_out(xdisplay: Any, root: Any, opcode: int, rects: list[tuple[int, int, 
         raise DisplayError(f"the X server refused the monitor layout {rects}") from None
     if caught.get_error() is not None:
         raise DisplayError(f"the X server refused the monitor layout {rects}: {caught.get_error()}")
-
-
-# ``displays=None`` in the geometry functions means "the monitors of $DISPLAY, now".
-set_live_display_source(list_displays)

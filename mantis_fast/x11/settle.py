@@ -215,7 +215,7 @@ def _marked(link: DamageLink, start: float, settled: Settled) -> Settled:
     return settled
 
 
-# -- after an input (XdotoolGymEnv.step) -----------------------------------------------------
+# -- after an input (X11GymEnv.step) ---------------------------------------------------------
 def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
     """After an input was dispatched: wait up to ``window.first_s`` for its first damage (none:
     it changed nothing, stable), then until no damage for ``window.quiet_s``; at most

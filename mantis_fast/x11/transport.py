@@ -61,7 +61,8 @@ class ShmTransport:
             raise ShmAttachRefused(f"MIT-SHM Attach refused ({error}): remote display?")
         self._segment, self._shmseg = segment, shmseg
         self._width, self._height = width, height
-        self._memory = np.frombuffer(segment, dtype=np.uint8)
+        # numpy's stubs take only built-in buffers before Python 3.12; the segment is one too
+        self._memory = np.frombuffer(segment, dtype=np.uint8)  # type: ignore[call-overload]
         self.frame = self._memory.reshape(height, width, 4)
         self._encoded: dict[tuple[int, int, int, int, int], bytes] = {}
 
@@ -171,6 +172,6 @@ class GetImageTransport:
         self.frame = np.zeros((height, width, 4), np.uint8)
 
     def close(self) -> None:
-        self.frame = None
+        self.frame = np.empty((0, 0, 4), np.uint8)  # frees the frame's memory
 
     abandon = close

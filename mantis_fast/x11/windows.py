@@ -45,7 +45,6 @@ class Windows(XClient):
         self._start(self._set_up)
 
     def _set_up(self) -> None:
-        assert self._x is not None
         self._root = self._x.screen().root
         self._pid_atom = self._x.intern_atom("_NET_WM_PID")
         self._xres = self._x.has_extension("X-Resource")

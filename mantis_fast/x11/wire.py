@@ -52,7 +52,7 @@ _READ_BYTES = 1 << 16
 def deferred_request(display, request_class: type[rq.ReplyRequest], binary: bytes):
     """A ``request_class`` reply request over pre-encoded ``binary``, not yet queued (encoding
     through python-xlib costs more than the round trip itself)."""
-    request = request_class.__new__(request_class)
+    request = object.__new__(request_class)  # skips __init__; ReplyRequest has no own __new__
     request._display = display
     request._binary = binary
     request._serial = None

@@ -33,6 +33,7 @@ import threading
 import time
 import warnings
 from types import TracebackType
+from typing import Any
 
 from mantis_fast.errors import InvalidInputError, XvfbError
 from mantis_fast.x11._shm import mark_segment_removed, segment_access, set_segment_mode
@@ -52,10 +53,78 @@ class _FramebufferExposed(XvfbError):
 
 
 class Xvfb:
-    """A headless X server, as a context manager.
+    """A headless X server (Xvfb), private to this user, as a context manager.
 
-    >>> with Xvfb(size=(1280, 720)) as xvfb:
-    ...     xvfb.display  # ":N", a free display number chosen by the server
+    The server picks a free display number itself (``Xvfb -displayfd``) and reports it once it
+    accepts connections: no racy probe of ``/tmp/.X11-unix``, no fixed sleep. ``start`` (or
+    entering the ``with`` block) starts it; ``stop`` (or leaving the block) stops it.
+
+    Parameters
+    ----------
+    size : tuple of int, default (1920, 1080)
+        ``(width, height)`` of screen 0 in pixels, each in ``1..32767`` (X11 coordinates are
+        signed 16-bit).
+    depth : {24, 16, 32}
+        Bits per pixel of screen 0 (default 24). ``Capture`` reads only depth 24 or 32.
+    extra_args : tuple of str, default ()
+        More ``Xvfb`` command-line arguments, appended last. With ``-ac`` or ``-auth`` they set
+        access control themselves, and ``private`` turns off.
+    start_timeout : float, default 10.0
+        Seconds ``start`` waits for the server to report its framebuffer segment and its
+        display, and to accept its access list.
+    shmem : bool, default True
+        Keep the framebuffer in a SysV shared-memory segment (``Xvfb -shmem``), which
+        ``Capture`` reads directly. An Xvfb built without ``-shmem`` is started without it
+        (``shmem_refused`` says why; capture then uses MIT-SHM).
+    private : bool, default True
+        Only this user's processes may connect to the server. A plain X server accepts every
+        local user's connections, and an X connection reads and drives the whole screen.
+
+    Attributes
+    ----------
+    display : str or None
+        The display name, ``":N"``, once started; None before ``start`` and after ``stop``.
+    size : tuple of int
+        ``(width, height)`` of screen 0.
+    depth : int
+        Bits per pixel of screen 0.
+    extra_args : tuple of str
+        The extra command-line arguments.
+    start_timeout : float
+        Seconds ``start`` waits for the server.
+    shmem : bool
+        Whether the server runs with ``-shmem``; turns False when ``start`` had to run it
+        without (see ``shmem_refused``).
+    private : bool
+        Whether only this user's processes may connect: ``private``, unless ``extra_args``
+        holds ``-ac`` or ``-auth``.
+    framebuffer_shmid : int or None
+        The SysV shmid of screen 0's framebuffer (``shmem=True``) once started, else None.
+    shmem_refused : str or None
+        Why ``shmem`` turned False at start (this Xvfb refused ``-shmem``, or another process
+        kept attaching the framebuffer), else None.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``size`` is not a ``(width, height)`` pair of integers within ``1..32767``, or
+        ``depth`` is not 16, 24 or 32.
+
+    Notes
+    -----
+    Xvfb creates its ``-shmem`` segment world-readable and world-writable (mode 0777): any
+    local user could read or paint the screen. ``start`` sets it to 0600 as soon as the server
+    reports it, then checks that no other process attached it in between. If one did, the
+    server is stopped and replaced, with a ``RuntimeWarning``; after ``EXPOSED_RESTARTS`` such
+    starts in a row it is started without ``-shmem``.
+
+    Examples
+    --------
+    >>> from mantis_fast import Capture, Xvfb
+    >>> with Xvfb(size=(1280, 720)) as xvfb:  # on ":N", a free number the server chose
+    ...     with Capture(xvfb.display) as capture:
+    ...         capture.grab().shape
+    (720, 1280, 4)
     """
 
     #: Starts in a row whose framebuffer another process attached before the server is run
@@ -80,19 +149,46 @@ class Xvfb:
         self.extra_args = tuple(extra_args)
         self.start_timeout = start_timeout
         self.shmem = bool(shmem)
-        #: Only this user's processes may connect (``server_access``); ``extra_args`` with
-        #: ``-ac`` or ``-auth`` set access control themselves, and turn this off.
+        # Only this user's processes may connect (``server_access``); ``extra_args`` with
+        # ``-ac`` or ``-auth`` set access control themselves, and turn this off.
         self.private = bool(private) and not {"-ac", "-auth"} & set(self.extra_args)
         self.display: str | None = None
-        #: The SysV shmid of screen 0's framebuffer (``shmem=True``), once started.
+        # The SysV shmid of screen 0's framebuffer (``shmem=True``), once started.
         self.framebuffer_shmid: int | None = None
-        #: Why ``shmem`` turned False at start (this Xvfb refused ``-shmem``), else None.
+        # Why ``shmem`` turned False at start (this Xvfb refused ``-shmem``), else None.
         self.shmem_refused: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr: _StderrReader | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> Xvfb:
+        """Start the server and wait until it accepts connections.
+
+        Returns
+        -------
+        Xvfb
+            This object, now running on ``display`` (so ``Xvfb().start()`` chains).
+
+        Raises
+        ------
+        XvfbError
+            If it is already running, ``Xvfb`` is not installed (Debian package ``xvfb``), or
+            the server exits, does not report its display within ``start_timeout``, or its
+            framebuffer segment or access list cannot be made private.
+
+        Warns
+        -----
+        RuntimeWarning
+            When another process attached the framebuffer segment before it was made private:
+            that server is stopped and replaced. After ``EXPOSED_RESTARTS`` such starts in a
+            row the server is started without ``-shmem`` (``shmem_refused`` says why).
+
+        Notes
+        -----
+        An Xvfb built without ``-shmem`` refuses the option and exits: it is then started
+        without it, ``shmem`` turns False and ``shmem_refused`` says why (capture then uses
+        MIT-SHM).
+        """
         if self._process is not None:
             raise XvfbError(f"Xvfb already running on {self.display}")
         exposures = 0
@@ -102,8 +198,8 @@ class Xvfb:
             except _FramebufferExposed as exc:  # that server is stopped already
                 exposures += 1
                 if exposures > self.EXPOSED_RESTARTS:
-                    self._run_without_shmem(f"{exc}, on {exposures} starts in a row")
-                    warnings.warn(self.shmem_refused, RuntimeWarning, stacklevel=2)
+                    refused = self._run_without_shmem(f"{exc}, on {exposures} starts in a row")
+                    warnings.warn(refused, RuntimeWarning, stacklevel=2)
                 else:
                     warnings.warn(f"{exc}: replacing the server", RuntimeWarning, stacklevel=2)
             except XvfbError as exc:
@@ -113,9 +209,11 @@ class Xvfb:
                     raise
                 self._run_without_shmem(str(exc))
 
-    def _run_without_shmem(self, why: str) -> None:
+    def _run_without_shmem(self, why: str) -> str:
+        """Start without ``-shmem`` from now on; return why (``shmem_refused``)."""
         self.shmem = False
-        self.shmem_refused = f"{why}: started without -shmem"
+        self.shmem_refused = refused = f"{why}: started without -shmem"
+        return refused
 
     def _start(self) -> Xvfb:
         binary = shutil.which("Xvfb")
@@ -252,6 +350,11 @@ class Xvfb:
         )
 
     def stop(self) -> None:
+        """Stop the server and reset ``display`` and ``framebuffer_shmid`` to None.
+
+        Sends SIGTERM, and SIGKILL when the server has not exited 5 s later. Does nothing when
+        the server is not running; leaving the ``with`` block calls it.
+        """
         process, self._process = self._process, None
         if process is None:
             return
@@ -273,15 +376,30 @@ class Xvfb:
         self.framebuffer_shmid = None
 
     @property
-    def pid(self) -> int | None:
+    def pid(self) -> int | None:  # numpydoc ignore=RT01
+        """Process id of the server, or None when it is not started (or stopped)."""
         return self._process.pid if self._process is not None else None
 
     @property
-    def running(self) -> bool:
+    def running(self) -> bool:  # numpydoc ignore=RT01
+        """Whether the server was started, not stopped, and has not exited."""
         return self._process is not None and self._process.poll() is None
 
     def env(self) -> dict[str, str]:
-        """A copy of ``os.environ`` whose DISPLAY points at this server (for child processes)."""
+        """Return a copy of ``os.environ`` whose ``DISPLAY`` points at this server.
+
+        For child processes, e.g. ``subprocess.Popen(argv, env=xvfb.env())``.
+
+        Returns
+        -------
+        dict of str to str
+            The environment, with ``DISPLAY`` set to ``display``.
+
+        Raises
+        ------
+        XvfbError
+            If the server is not started (or was stopped).
+        """
         if self.display is None:
             raise XvfbError("Xvfb is not running")
         return {**os.environ, "DISPLAY": self.display}
@@ -380,8 +498,23 @@ _started_lock = threading.Lock()
 
 
 def started_framebuffer(pid: int, start_time: int) -> int | None:
-    """The shmid of screen 0's framebuffer if this process started the server ``pid``
-    (started at ``start_time``) with ``Xvfb(shmem=True)``; else None."""
+    """Return the shmid of screen 0's framebuffer, if this process started that server.
+
+    Parameters
+    ----------
+    pid : int
+        The server's process id.
+    start_time : int
+        The server's start time in clock ticks after boot
+        (``server_identity.process_start_time``): a later process that reuses a dead
+        server's pid is not that server.
+
+    Returns
+    -------
+    int or None
+        The shmid if this process started the server ``pid`` (started at ``start_time``) with
+        ``Xvfb(shmem=True)``; else None.
+    """
     with _started_lock:
         entry = _started.get(pid)
         if entry is None:
@@ -394,8 +527,9 @@ def started_framebuffer(pid: int, start_time: int) -> int | None:
 
 def _check_size(size: object) -> tuple[int, int]:
     try:
-        width, height = size  # type: ignore[misc]
-        width, height = int(width), int(height)
+        pair: Any = size  # any object: unpacking it and int() are the check
+        given_width, given_height = pair
+        width, height = int(given_width), int(given_height)
     except (TypeError, ValueError, OverflowError):
         raise InvalidInputError(
             f"size must be a (width, height) pair of integers, got {size!r}"
@@ -410,11 +544,21 @@ _embedded_lock = threading.Lock()
 
 
 def embedded_display() -> str:
-    """The display of this process's embedded 1920x1080x24 Xvfb, started on first use and
-    stopped when the interpreter exits.
+    """Return the display of this process's embedded Xvfb, started on first use.
 
-    For applications that promise a private desktop (the CLI, the demo, the Gym env): the
-    library itself never calls this. ``$DISPLAY`` is left alone; pass the name on.
+    The server is 1920x1080x24, started on first use (again if it died) and stopped when the
+    interpreter exits. For applications that promise a private desktop (the CLI, the demo, the
+    Gym env): the library itself never calls this. ``$DISPLAY`` is left alone; pass the name on.
+
+    Returns
+    -------
+    str
+        The display name, ``":N"``.
+
+    Raises
+    ------
+    XvfbError
+        If the server cannot be started (see ``Xvfb.start``).
     """
     global _embedded
     with _embedded_lock:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os.path
 import sys
 from argparse import ArgumentError, ArgumentParser
+from collections.abc import Iterable
 
 from mantis_fast.compat.mss import __version__
 from mantis_fast.compat.mss.base import MSS
@@ -80,7 +81,7 @@ def main(*args: str) -> int:
                 name = output.format(**region)
                 shot = sct.grab(region)
                 to_png(shot.rgb, shot.size, level=options.level, output=name)
-                names = [name]
+                names: Iterable[str] = [name]
             else:
                 names = sct.save(mon=options.monitor, output=output)
             for name in names:

@@ -253,7 +253,8 @@ class MSS:
     @property
     def max_displays(self) -> int:
         """macOS only: an AttributeError here, as with mss on Linux."""
-        return self._impl.max_displays  # type: ignore[attr-defined]
+        impl: Any = self._impl  # no such attribute on Linux: mss's AttributeError, unchanged
+        return impl.max_displays
 
     @property
     def with_cursor(self) -> bool:

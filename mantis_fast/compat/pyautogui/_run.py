@@ -1,4 +1,4 @@
-"""The tokenizer of pyautogui's ``run()`` mini-language (``run("ccg-20,+0c")``).
+"""pyautogui's ``run()`` mini-language (``run("ccg-20,+0c")``): its tokenizer and interpreter.
 
 Commands: ``c l m r`` (clicks), ``su sd`` (scroll), ``ss`` (screenshot), ``gX,Y``/``g+X,-Y``
 (moveTo/move), ``dX,Y``/``d+X,-Y`` (dragTo/drag), ``k'key'``, ``w'text'``, ``h'key,key'``,
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 
+# The public module: the commands are its functions (and ``p`` sets its PAUSE).
+from mantis_fast.compat import pyautogui
+from mantis_fast.compat.pyautogui._buttons import LEFT, MIDDLE, PRIMARY, RIGHT
 from mantis_fast.compat.pyautogui._errors import PyAutoGUIValueError
 
-__all__ = ["comma_token", "number_token", "parens_token", "quoted_token", "tokenize"]
+__all__ = ["comma_token", "execute", "number_token", "parens_token", "quoted_token", "tokenize"]
 
 _COMMAND = re.compile(r"su|sd|ss|[clmrgdkwhfsap]")
 _NUMBER = re.compile(r"\s*[+-]?\d+(?:\.\d+)?")
@@ -112,3 +115,47 @@ def tokenize(text: str) -> list:
             index += len(group)
             tokens += [count.lstrip(), tokenize(group.lstrip()[1:-1])]
     return tokens
+
+
+def execute(commands: list, shots: list[int]) -> None:
+    """Run the commands ``tokenize`` made; ``shots[0]`` numbers the next ``ss`` screenshot."""
+    i = 0
+    while i < len(commands):
+        command = commands[i]
+        if command in ("c", "l", "m", "r"):
+            pyautogui.click(button={"c": PRIMARY, "l": LEFT, "m": MIDDLE, "r": RIGHT}[command])
+        elif command in ("su", "sd"):
+            pyautogui.scroll(1 if command == "su" else -1)
+        elif command == "ss":
+            pyautogui.screenshot(f"screenshot{shots[0]}.png")
+            shots[0] += 1
+        elif command == "s":
+            pyautogui.sleep(float(commands[i + 1]))
+            i += 1
+        elif command == "p":
+            pyautogui.PAUSE = float(commands[i + 1])
+            i += 1
+        elif command in ("g", "d"):
+            x, y = commands[i + 1], commands[i + 2]
+            relative = x[0] in "+-" and y[0] in "+-"
+            if command == "g":
+                (pyautogui.move if relative else pyautogui.moveTo)(int(x), int(y))
+            else:
+                (pyautogui.drag if relative else pyautogui.dragTo)(int(x), int(y))
+            i += 2
+        elif command in ("k", "w", "h", "a"):
+            argument = commands[i + 1]
+            if command == "k":
+                pyautogui.press(argument)
+            elif command == "w":
+                pyautogui.write(argument)
+            elif command == "h":
+                pyautogui.hotkey(*argument.replace(" ", "").split(","))
+            else:
+                pyautogui.alert(argument)
+            i += 1
+        elif command == "f":
+            for _ in range(int(commands[i + 1])):
+                execute(commands[i + 2], shots)
+            i += 2
+        i += 1

@@ -4,7 +4,7 @@ pyautogui re-exports these from pyscreeze, which on Linux saves the whole screen
 ``scrot`` (or grabs it with Pillow's ``ImageGrab`` when ``gnome-screenshot`` is installed) and
 crops it. Here they read only the pixels asked for, through the ``PIL.ImageGrab`` drop-in
 (MIT-SHM, on a pooled connection: ``mantis_fast.compat.imagegrab``), which crops exactly as
-Pillow does.
+Pillow does. The ``PIL.ImageGrab`` drop-in is imported by the first grab, not with pyautogui.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from collections.abc import Sequence
 
 from PIL import Image
 
-from mantis_fast.compat import imagegrab
 from mantis_fast.compat.pyautogui._errors import (
     PixelOutOfRangeError,
     PyAutoGUITypeError,
@@ -41,6 +40,13 @@ def _region(region: object) -> tuple[int, int, int, int]:
     return left, top, width, height
 
 
+def _grab(bbox: tuple[int, int, int, int] | None) -> Image.Image:
+    """``PIL.ImageGrab.grab(bbox)`` of ``$DISPLAY``, through the drop-in."""
+    from mantis_fast.compat import imagegrab  # here, not at import: it costs ~2 ms to load
+
+    return imagegrab.grab(bbox=bbox, xdisplay=display_name())
+
+
 def screenshot(
     imageFilename: str | os.PathLike | None = None,
     region: Sequence[int] | None = None,
@@ -56,7 +62,7 @@ def screenshot(
     if region is not None:
         left, top, width, height = _region(region)
         box = (left, top, left + width, top + height)
-    image = imagegrab.grab(bbox=box, xdisplay=display_name())
+    image = _grab(box)
     if imageFilename is not None:
         image.save(imageFilename)
     return image
@@ -80,9 +86,8 @@ def pixel(x: int, y: int) -> RGB:
         raise PixelOutOfRangeError(
             f"pixel ({x}, {y}) is outside the {width}x{height} screen (image index out of range)"
         )
-    r, g, b = imagegrab.grab(bbox=(px, py, px + 1, py + 1), xdisplay=display_name()).getpixel(
-        (0, 0)
-    )
+    # One RGB pixel: its three bytes (getpixel's answer is typed for every image mode).
+    r, g, b = _grab((px, py, px + 1, py + 1)).tobytes()
     return RGB(r, g, b)
 
 

@@ -26,7 +26,7 @@ from Xlib.protocol import request as xrequest
 from mantis_fast.compat.pyautogui._errors import PyAutoGUIDisplayError
 from mantis_fast.errors import ConnectionLostError, ServerHungError
 from mantis_fast.x11.connection import abandon, wait_reply
-from mantis_fast.x11.input.base import _server_call
+from mantis_fast.x11.input.base import server_call
 from mantis_fast.x11.input.xtest import XTestInput
 
 __all__ = ["BUTTON", "KEY", "MOVE", "Session", "display_name", "session", "with_session"]
@@ -87,14 +87,14 @@ class Session(XTestInput):
             self._send(ops)
 
     # -- server calls -----------------------------------------------------------------------
-    @_server_call
+    @server_call
     def _query_pointer(self) -> tuple[int, int]:
         request = xrequest.QueryPointer(display=self._x.display, defer=True, window=self._root)
         reply = wait_reply(self._x, request, self.timeout)
         self._handle_events()
         return reply.root_x, reply.root_y
 
-    @_server_call
+    @server_call
     def _send(self, ops: Sequence[tuple]) -> None:
         keysyms = [op[1] for op in ops if op[0] == KEY]
         if keysyms:
@@ -115,9 +115,10 @@ class Session(XTestInput):
                 if shifted:
                     shift_code = shift_code or self._shift_keycode()
                     self._fake(X.KeyPress, shift_code)
-                self._fake(X.KeyPress, keycode)
-                if shifted:
+                    self._fake(X.KeyPress, keycode)
                     self._fake(X.KeyRelease, shift_code)
+                else:
+                    self._fake(X.KeyPress, keycode)
         self._sync()
 
     def _resolve(self, keysym: int, shift: bool) -> tuple[int, bool]:

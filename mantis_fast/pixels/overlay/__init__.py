@@ -49,11 +49,12 @@ Contract:
   colour byte, gradients interpolated in straight RGBA between stops as a canvas gradient
   does; bytes equal that formula in float64 except within ~1e-3 of a rounding tie (1 LSB).
   Edge coverage and the kernel's two precision paths: ``mantis_fast.pixels.overlay._overlay``.
-- ``threads`` defaults to 1: a turn's overlays take a millisecond or two on one core, and a
-  team of threads must all reach the last row before the call returns; when another process
-  holds a core (Xvfb, the model client) that join waits for the scheduler, often longer than
-  the whole drawing. ``threads=2`` or more pays on a quiet machine for large heat; the bytes
-  are the same for any thread count.
+- ``threads`` defaults to 1, and None (the automatic choice, as everywhere in the package) is
+  1 too: a turn's overlays take a millisecond or two on one core, and a team of threads must
+  all reach the last row before the call returns; when another process holds a core (Xvfb,
+  the model client) that join waits for the scheduler, often longer than the whole drawing.
+  ``threads=2`` or more (up to 256) pays on a quiet machine for large heat; the bytes are the
+  same for any thread count.
 - Bad input (dtype, shape, strides, read-only arrays, NaN or infinite coordinates, coordinates
   beyond +-1e7, negative radii, malformed stops or colours, unknown action names) raises
   ValueError naming what was received.

@@ -7,8 +7,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mantis_fast._validate import described, is_real
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.pixels.overlay.checks import _is_number, _text
 
 _NUMBER = r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
 _RGBA = re.compile(rf"rgba?\({_NUMBER},{_NUMBER},{_NUMBER}(?:,{_NUMBER})?\)\Z", re.IGNORECASE)
@@ -32,7 +32,7 @@ def parse_colour(value: Any, what: str = "colour") -> tuple[float, float, float,
     elif (
         isinstance(value, (tuple, list))
         and len(value) in (3, 4)
-        and all(map(_is_number, value))
+        and all(map(is_real, value))
         # compared before float(): an int beyond float64 is out of range, not an OverflowError
         and all(0 <= v <= 255 for v in value[:3])
         and (len(value) == 3 or 0 <= value[3] <= 1)
@@ -45,7 +45,7 @@ def parse_colour(value: Any, what: str = "colour") -> tuple[float, float, float,
     ):
         raise InvalidInputError(
             f"{what}: expected a colour 'rgba(r,g,b,a)' with r, g, b in 0..255 and a in 0..1 "
-            f"(or 'rgb(...)', '#rrggbb[aa]', a 3/4-tuple), got {_text(value)}"
+            f"(or 'rgb(...)', '#rrggbb[aa]', a 3/4-tuple), got {described(value)}"
         )
     return (numbers[0], numbers[1], numbers[2], numbers[3])
 
@@ -69,16 +69,18 @@ def parse_stops(value: Any, what: str = "stops") -> tuple[GradientStop, ...]:
     (stably, as a canvas sorts them; positions kept to 9 decimals)."""
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not value:
         raise InvalidInputError(
-            f"{what}: expected a non-empty list of [position, colour], got {_text(value)}"
+            f"{what}: expected a non-empty list of [position, colour], got {described(value)}"
         )
     stops = []
     for i, stop in enumerate(value):
         if not isinstance(stop, (list, tuple)) or len(stop) not in (2, 5):
-            raise InvalidInputError(f"{what}[{i}]: expected [position, colour], got {_text(stop)}")
-        position, colour = stop[0], (stop[1] if len(stop) == 2 else stop[1:])
-        if not (_is_number(position) and 0 <= position <= 1):
             raise InvalidInputError(
-                f"{what}[{i}]: position must be a number in 0..1, got {_text(position)}"
+                f"{what}[{i}]: expected [position, colour], got {described(stop)}"
+            )
+        position, colour = stop[0], (stop[1] if len(stop) == 2 else stop[1:])
+        if not (is_real(position) and 0 <= position <= 1):
+            raise InvalidInputError(
+                f"{what}[{i}]: position must be a number in 0..1, got {described(position)}"
             )
         colour = parse_colour(colour, f"{what}[{i}] colour")
         stops.append(GradientStop(round(float(position), 9), *colour))

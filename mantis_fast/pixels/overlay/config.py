@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from mantis_fast._validate import described, flag, number
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.pixels.overlay.checks import _flag, _number, _text
 from mantis_fast.pixels.overlay.colours import _css, _stops_table, parse_colour, parse_stops
 
 # The largest values UI_CONFIG takes, the agent configuration's own limits (mantis_fast.agent
@@ -50,17 +50,17 @@ class ExecutedHeatConfig:
 
     def __post_init__(self) -> None:
         key, put = "UI_CONFIG.executed_heat.", object.__setattr__
-        put(self, "enabled", _flag(self.enabled, key + "enabled"))
-        radius_scale = _number(
+        put(self, "enabled", flag(self.enabled, key + "enabled"))
+        radius_scale = number(
             self.radius_scale, key + "radius_scale", low=0, high=MAX_RADIUS_SCALE, low_open=True
         )
         put(self, "radius_scale", radius_scale)
         put(self, "stops", parse_stops(self.stops, key + "stops"))
-        turns = _number(
+        turns = number(
             self.trail_turns, key + "trail_turns", low=1, high=MAX_TRAIL_TURNS, integer=True
         )
         put(self, "trail_turns", turns)
-        shrink = _number(self.trail_shrink, key + "trail_shrink", low=0, high=1, low_open=True)
+        shrink = number(self.trail_shrink, key + "trail_shrink", low=0, high=1, low_open=True)
         put(self, "trail_shrink", shrink)
         put(self, "table", _stops_table(self.stops))
 
@@ -80,19 +80,19 @@ class BboxHeatConfig:
 
     def __post_init__(self) -> None:
         key, put = "UI_CONFIG.bbox_heat.", object.__setattr__
-        put(self, "enabled", _flag(self.enabled, key + "enabled"))
+        put(self, "enabled", flag(self.enabled, key + "enabled"))
         put(self, "border", parse_colour(self.border, key + "border"))
-        width = _number(self.border_width, key + "border_width", low=0, high=MAX_BORDER_WIDTH)
+        width = number(self.border_width, key + "border_width", low=0, high=MAX_BORDER_WIDTH)
         put(self, "border_width", width)
         put(self, "fill_stops", parse_stops(self.fill_stops, key + "fill_stops"))
         put(self, "table", _stops_table(self.fill_stops))
 
 
-def _section(cls: type, value: Any, key: str) -> Any:
+def _section(cls: Any, value: Any, key: str) -> Any:
     if isinstance(value, cls):
         return value
     if not isinstance(value, Mapping):
-        raise InvalidInputError(f"UI_CONFIG.{key}: expected a table, got {_text(value)}")
+        raise InvalidInputError(f"UI_CONFIG.{key}: expected a table, got {described(value)}")
     known = [name for name in cls.__dataclass_fields__ if name != "table"]
     unknown = sorted(set(value) - set(known), key=str)
     if unknown:
@@ -102,9 +102,32 @@ def _section(cls: type, value: Any, key: str) -> Any:
 
 @dataclass(frozen=True)
 class UIConfig:
-    """``UI_CONFIG`` (``executed_heat``, ``bbox_heat``), validated on construction: a bad
-    value raises ValueError naming the key and the value, e.g.
-    ``UI_CONFIG.executed_heat.trail_turns: expected an integer >= 1, got int 0``."""
+    """``UI_CONFIG``, the overlays' settings (``executed_heat``, ``bbox_heat``), validated on
+    construction.
+
+    Parameters
+    ----------
+    executed_heat : ExecutedHeatConfig or mapping, optional
+        The orange heat at the actions' points and its trail: ``enabled``, ``radius_scale``,
+        ``stops``, ``trail_turns``, ``trail_shrink`` (a mapping may leave keys out). Default:
+        ``ExecutedHeatConfig()``.
+    bbox_heat : BboxHeatConfig or mapping, optional
+        The blue heat over the model's boxes: ``enabled``, ``border``, ``border_width``,
+        ``fill_stops`` (a mapping may leave keys out). Default: ``BboxHeatConfig()``.
+
+    Raises
+    ------
+    InvalidInputError
+        A ``ValueError``: a bad value names the key and the value, e.g.
+        ``UI_CONFIG.executed_heat.trail_turns: expected an integer >= 1, got int 0``; a
+        section that is not a mapping, or an unknown key, is refused too.
+
+    Examples
+    --------
+    >>> ui = UIConfig.from_dict({"executed_heat": {"trail_turns": 1}})
+    >>> ui.executed_heat.trail_turns, ui.bbox_heat.border_width
+    (1, 2.0)
+    """
 
     executed_heat: ExecutedHeatConfig = field(default_factory=ExecutedHeatConfig)
     bbox_heat: BboxHeatConfig = field(default_factory=BboxHeatConfig)
@@ -115,11 +138,28 @@ class UIConfig:
 
     @classmethod
     def from_dict(cls, value: Any) -> UIConfig:
-        """A ``UI_CONFIG`` mapping; left-out sections and keys take the defaults."""
+        """A ``UI_CONFIG`` mapping; left-out sections and keys take the defaults.
+
+        Parameters
+        ----------
+        value : mapping or UIConfig
+            ``{"executed_heat": {...}, "bbox_heat": {...}}``; a `UIConfig` is returned as
+            it is.
+
+        Returns
+        -------
+        UIConfig
+            The validated settings.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``value`` is not a mapping, has an unknown key, or a value is bad.
+        """
         if isinstance(value, UIConfig):
             return value
         if not isinstance(value, Mapping):
-            raise InvalidInputError(f"UI_CONFIG: expected a table, got {_text(value)}")
+            raise InvalidInputError(f"UI_CONFIG: expected a table, got {described(value)}")
         known = ("executed_heat", "bbox_heat")
         unknown = sorted(set(value) - set(known), key=str)
         if unknown:
@@ -127,7 +167,14 @@ class UIConfig:
         return cls(**{k: value[k] for k in known if k in value})
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, in the ``UI_CONFIG`` shape (what ``GET /config`` serves as ``ui``)."""
+        """JSON-ready, in the ``UI_CONFIG`` shape (what ``GET /config`` serves as ``ui``).
+
+        Returns
+        -------
+        dict
+            ``{"executed_heat": {...}, "bbox_heat": {...}}`` with every key, colours as CSS
+            strings and stops as ``[pos, colour]`` lists.
+        """
         heat, box = self.executed_heat, self.bbox_heat
         return {
             "executed_heat": {

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from mantis_fast._validate import described, is_finite, is_real, number
+from mantis_fast._validate import threads as _check_threads
 from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.pixels.image import MAX_THREADS
 from mantis_fast.pixels.overlay import _overlay
-from mantis_fast.pixels.overlay.checks import _finite, _is_number, _number, _text
 from mantis_fast.pixels.overlay.colours import _stops_table, parse_colour, parse_stops
 from mantis_fast.pixels.overlay.config import UIConfig, _default_ui
 from mantis_fast.pixels.overlay.labels import LABEL_BOX, _draw_label_text, _label
@@ -43,7 +43,7 @@ def _check_image(image: Any, channel_order: Any, what: str = "image") -> bool:
     """Validate a writable uint8 (H, W, 3|4) frame; return whether it is in BGR order."""
     ok = isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.ndim == 3
     if not ok or image.shape[2] not in (3, 4):
-        got = f"{image.dtype} {image.shape}" if isinstance(image, np.ndarray) else _text(image)
+        got = f"{image.dtype} {image.shape}" if isinstance(image, np.ndarray) else described(image)
         raise InvalidInputError(
             f"{what}: expected uint8 (H, W, 3) RGB or (H, W, 4) BGRX, got {got}"
         )
@@ -59,21 +59,22 @@ def _check_image(image: Any, channel_order: Any, what: str = "image") -> bool:
     if not isinstance(order, str) or order.upper() not in CHANNEL_ORDERS[channels]:
         raise InvalidInputError(
             f"channel_order for a {channels}-channel image must be one of "
-            f"{', '.join(CHANNEL_ORDERS[channels])}, got {_text(order)}"
+            f"{', '.join(CHANNEL_ORDERS[channels])}, got {described(order)}"
         )
     return order.upper().startswith("BGR")
 
 
 def _coord(value: Any, what: str) -> float:
-    if not (_is_number(value) and _finite(value) and -COORD_LIMIT <= value <= COORD_LIMIT):
+    if not (is_real(value) and is_finite(value) and -COORD_LIMIT <= value <= COORD_LIMIT):
         raise InvalidInputError(
-            f"{what}: expected a finite number within +-{COORD_LIMIT:g}, got {_text(value)}"
+            f"{what}: expected a finite number within +-{COORD_LIMIT:g}, got {described(value)}"
         )
     return float(value)
 
 
 def _threads(threads: Any) -> int:
-    return _number(threads, "threads", low=1, high=MAX_THREADS, integer=True)
+    """None, the automatic choice of the overlays, is one thread (see the package docstring)."""
+    return _check_threads(threads) or 1
 
 
 def _run(
@@ -147,19 +148,49 @@ def draw_heat(
     *,
     alpha: float = 1.0,
     channel_order: str | None = None,
-    threads: int = 1,
+    threads: int | None = 1,
 ) -> np.ndarray:
     """Blend one radial-gradient heat disc centred on pixel (x, y) into ``image``; return it.
 
-    ``stops``: ``[[pos, colour], ...]`` (default ``UIConfig().executed_heat.stops``); a pixel
-    at distance ``d`` takes the gradient at ``d / radius``, its alpha times ``alpha``. Radius 0
-    draws nothing.
+    Parameters
+    ----------
+    image : numpy.ndarray
+        The frame, drawn on in place: writable uint8 ``(H, W, 3)`` or ``(H, W, 4)`` with
+        C-contiguous pixels (rows may have any stride). The three colour bytes are blended, a
+        fourth byte keeps its value.
+    x, y : float
+        The centre in pixels ((0, 0) is the centre of the top-left pixel), finite and within
+        +-1e7; off the frame is clipped, not refused.
+    radius : float
+        The disc's radius in pixels, 0..1e7. Radius 0 draws nothing.
+    stops : sequence of [pos, colour], optional
+        The radial gradient, ``[[pos, colour], ...]``: a pixel at distance ``d`` takes the
+        gradient at ``d / radius``. None (the default) is ``UIConfig().executed_heat.stops``.
+    alpha : float, default 1.0
+        Multiplies the gradient's alpha, 0..1.
+    channel_order : str, optional
+        The channel order of ``image``. None (the default) is ``"RGB"`` for 3 channels (or
+        ``"BGR"``) and ``"BGRX"`` for 4, as captured (or ``"BGRA"``, ``"RGBX"``, ``"RGBA"``).
+    threads : int or None, default 1
+        Threads for the kernel, an integer in 1..256; None (the automatic choice) is one
+        thread too. Extra threads are used only when the shapes cover enough pixels to pay;
+        the bytes are the same for any thread count.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``image``.
+
+    Raises
+    ------
+    InvalidInputError
+        If an argument is not as described (the message names the value received).
     """
     bgr = _check_image(image, channel_order)
     x, y = _coord(x, "x"), _coord(y, "y")
-    radius = _number(radius, "radius", low=0, high=COORD_LIMIT)
+    radius = number(radius, "radius", low=0, high=COORD_LIMIT)
     table = _default_ui().executed_heat.table if stops is None else _stops_table(parse_stops(stops))
-    alpha = _number(alpha, "alpha", low=0, high=1)
+    alpha = number(alpha, "alpha", low=0, high=1)
     _run(image, [_disc(0, len(table), alpha, x, y, radius)], table, bgr, _threads(threads))
     return image
 
@@ -176,26 +207,60 @@ def draw_bbox_heat(
     border_width: float = 2.0,
     alpha: float = 1.0,
     channel_order: str | None = None,
-    threads: int = 1,
+    threads: int | None = 1,
 ) -> np.ndarray:
     """Blend bbox heat over pixels x1..x2, y1..y2 (inclusive) into ``image``; return it.
 
     The box is filled with the ``fill_stops`` radial gradient centred on it, radius half its
     longer side, then ``border`` is drawn ``border_width`` pixels wide along its inside edge.
-    Defaults: ``UIConfig().bbox_heat``.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        The frame, drawn on in place: writable uint8 ``(H, W, 3)`` or ``(H, W, 4)`` with
+        C-contiguous pixels (rows may have any stride). The three colour bytes are blended, a
+        fourth byte keeps its value.
+    x1, y1, x2, y2 : float
+        The box's first and last pixel on each axis (pixel centres: (0, 0) is the centre of
+        the top-left pixel), finite and within +-1e7, with ``x1 <= x2`` and ``y1 <= y2``.
+    fill_stops : sequence of [pos, colour], optional
+        The fill's radial gradient, ``[[pos, colour], ...]``. None (the default) is
+        ``UIConfig().bbox_heat.fill_stops``.
+    border : str or sequence of float, optional
+        The border's colour, a CSS string (``"rgba(30,120,255,0.9)"``) or 3 or 4 numbers.
+        None (the default) is ``UIConfig().bbox_heat.border``.
+    border_width : float, default 2.0
+        The border's width in pixels, 0..1e7; 0 draws no border.
+    alpha : float, default 1.0
+        Multiplies every alpha drawn, 0..1.
+    channel_order : str, optional
+        The channel order of ``image``. None (the default) is ``"RGB"`` for 3 channels (or
+        ``"BGR"``) and ``"BGRX"`` for 4, as captured (or ``"BGRA"``, ``"RGBX"``, ``"RGBA"``).
+    threads : int or None, default 1
+        Threads for the kernel, an integer in 1..256; None (the automatic choice) is one
+        thread too. Extra threads are used only when the shapes cover enough pixels to pay;
+        the bytes are the same for any thread count.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``image``.
+
+    Raises
+    ------
+    InvalidInputError
+        If an argument is not as described, or ``x2 < x1`` or ``y2 < y1``.
     """
     bgr = _check_image(image, channel_order)
-    box = tuple(
-        _coord(v, n) for v, n in zip((x1, y1, x2, y2), ("x1", "y1", "x2", "y2"), strict=True)
-    )
+    box = (_coord(x1, "x1"), _coord(y1, "y1"), _coord(x2, "x2"), _coord(y2, "y2"))
     if box[2] < box[0] or box[3] < box[1]:
         raise InvalidInputError(f"bbox: expected x1 <= x2 and y1 <= y2, got {box}")
     defaults = _default_ui().bbox_heat
     fill = defaults.table if fill_stops is None else _stops_table(parse_stops(fill_stops))
     colour = defaults.border if border is None else parse_colour(border, "border")
-    width = _number(border_width, "border_width", low=0, high=COORD_LIMIT)
+    width = number(border_width, "border_width", low=0, high=COORD_LIMIT)
     ops: list[list[float]] = []
-    _box_ops(ops, (0, len(fill)), len(fill), width, _number(alpha, "alpha", low=0, high=1), box)
+    _box_ops(ops, (0, len(fill)), len(fill), width, number(alpha, "alpha", low=0, high=1), box)
     _run(image, ops, np.vstack([fill, [(0.0, *colour)]]), bgr, _threads(threads))
     return image
 
@@ -209,7 +274,7 @@ ACTION_NAMES = tuple(dict.fromkeys(t.value for t in ActionType))
 class Mark(NamedTuple):
     """Where one action touched the frame: its 1-based index in the turn, name and point(s)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the action's number, shadowing tuple.index
     name: str
     x1: float
     y1: float
@@ -227,7 +292,7 @@ def _field(item: Any, keys: tuple[str, ...]) -> Any:
 
 def _sequence(value: Any, what: str) -> list[Any]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise InvalidInputError(f"{what}: expected a list, got {_text(value)}")
+        raise InvalidInputError(f"{what}: expected a list, got {described(value)}")
     return list(value)
 
 
@@ -248,13 +313,14 @@ def _marks(actions: Any) -> tuple[Mark, ...]:
             kind = None
         if kind is None:
             raise InvalidInputError(
-                f"actions[{i}].name: expected one of {', '.join(ACTION_NAMES)}, got {_text(name)}"
+                f"actions[{i}].name: expected one of {', '.join(ACTION_NAMES)}, "
+                f"got {described(name)}"
             )
         name = kind.value
         x, y = _field(action, ("x1", "x")), _field(action, ("y1", "y"))
         if kind not in SPATIAL_ACTIONS or (kind is ActionType.SCROLL and x is None and y is None):
             continue  # no point on the frame
-        point = (_coord(x, f"actions[{i}].x1"), _coord(y, f"actions[{i}].y1"))
+        point: tuple[float, ...] = (_coord(x, f"actions[{i}].x1"), _coord(y, f"actions[{i}].y1"))
         if kind is ActionType.DRAG:
             what = f"actions[{i}].{{}} (a drag needs x2, y2)"
             point += tuple(_coord(_field(action, (k,)), what.format(k)) for k in ("x2", "y2"))
@@ -264,7 +330,9 @@ def _marks(actions: Any) -> tuple[Mark, ...]:
 
 def _check_coords(coords: Any) -> str:
     if coords not in ("pixels", "normalized"):
-        raise InvalidInputError(f"coords: expected 'pixels' or 'normalized', got {_text(coords)}")
+        raise InvalidInputError(
+            f"coords: expected 'pixels' or 'normalized', got {described(coords)}"
+        )
     return coords
 
 
@@ -284,20 +352,88 @@ def annotate(
     label_size: int = 12,
     channel_order: str | None = None,
     out: np.ndarray | None = None,
-    threads: int = 1,
+    threads: int | None = 1,
 ) -> np.ndarray:
     """Draw one turn's overlays as the overlay contract orders them: bbox heat, executed heat
     (with ``trail``), labels.
 
-    ``actions``: the agent's action dicts (``{"name": "click", "x1": .., "y1": ..}``, a drag with
-    ``x2, y2``; ``type``, ``key`` and point-less ``scroll`` draw nothing) or objects with those
-    attributes. ``bboxes``: ``{"x1", "y1", "x2", "y2"}`` (boxes with x2 < x1 or y2 < y1 are
-    skipped, as the panel skips empty ones). ``ui_config``: a ``UIConfig`` or a ``UI_CONFIG``
-    mapping. With ``trail``, this turn is recorded in it (``seq``: the turn number) and every
-    turn it holds is drawn, faded and shrunk; without, this turn alone at full strength.
-
     Draws in place and returns ``image``; with ``out`` (same shape), copies ``image`` into
     ``out`` first and draws there.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        The frame, drawn on in place: writable uint8 ``(H, W, 3)`` or ``(H, W, 4)`` with
+        C-contiguous pixels (rows may have any stride). The three colour bytes are blended, a
+        fourth byte keeps its value.
+    actions : iterable, default ()
+        The agent's action dicts (``{"name": "click", "x1": .., "y1": ..}``, a drag with
+        ``x2, y2``; ``"type"``, ``"x"``, ``"y"`` are accepted for ``"name"``, ``"x1"``,
+        ``"y1"``), ``Action`` objects, or objects with those attributes. Names are the
+        package's action vocabulary, aliases included; ``type``, ``key`` and point-less
+        ``scroll`` draw nothing.
+    bboxes : iterable, default ()
+        Boxes as mappings (or objects) with ``x1``, ``y1``, ``x2``, ``y2``: pixels x1..x2,
+        y1..y2 inclusive. Boxes with x2 < x1 or y2 < y1 are skipped, as the panel skips
+        empty ones.
+    ui_config : UIConfig or mapping, optional
+        The overlays' settings, a `UIConfig` or a ``UI_CONFIG`` mapping. None (the default)
+        is ``UIConfig()``.
+    trail : Trail, optional
+        With a trail, this turn is recorded in it and every turn it holds is drawn, faded
+        and shrunk; None (the default) draws this turn alone at full strength.
+    seq : int, optional
+        The turn number recorded in ``trail`` (see `Trail.record`); None is the trail's last
+        plus one (1 for an empty trail). Unused without ``trail``.
+    coords : {"pixels", "normalized"}, default "pixels"
+        The space of the points and boxes: pixel centres ((0, 0) is the centre of the
+        top-left pixel), or the agent's normalized 0..1000 in the frame (clamped):
+        ``p = n * (size - 1) / 1000``, so 0 and 1000 are the first and last pixel. Points off
+        the frame are clipped, not refused.
+    labels : bool, default True
+        Label each of this turn's action points, ``"1. click(500,400)"`` in white on a 70 %
+        black box just above-right of the point, kept inside the frame.
+    label_size : int, default 12
+        The labels' font size, 4..256.
+    channel_order : str, optional
+        The channel order of ``image`` (and ``out``). None (the default) is ``"RGB"`` for 3
+        channels (or ``"BGR"``) and ``"BGRX"`` for 4, as captured (or ``"BGRA"``, ``"RGBX"``,
+        ``"RGBA"``).
+    out : numpy.ndarray, optional
+        A frame of ``image``'s shape and kind to draw into instead, after copying ``image``
+        there. None (the default) draws on ``image``.
+    threads : int or None, default 1
+        Threads for the kernel, an integer in 1..256; None (the automatic choice) is one
+        thread too. The bytes are the same for any thread count.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``image``, or ``out`` when given.
+
+    Raises
+    ------
+    InvalidInputError
+        If an argument is not as described: dtype, shape, strides, read-only arrays, NaN,
+        infinite or beyond +-1e7 coordinates, a drag without ``x2, y2``, unknown action
+        names; the message names what was received.
+
+    Notes
+    -----
+    Bottom to top: the ``bbox_heat`` of ``ui_config`` over each box (a ``fill_stops``
+    radial gradient centred on it, radius half its longer side, and a border along its
+    inside edge); the ``executed_heat``, a disc of radius ``radius_scale * max(W, H)`` at
+    each action point, at a drag's start and, at 0.6 of that radius, at its end, the two
+    joined by a 2 px line that shows the direction; the labels. With L turns held in the
+    trail, turn ``i`` (0 = oldest) is drawn with alpha ``(i + 1) / L`` and its radius, line
+    width and drag half-length scaled by ``trail_shrink ** (L - 1 - i)``.
+
+    Blending is straight-alpha "over", ``out = floor(dst + (colour - dst) * alpha + 0.5)``
+    per colour byte. One thread is the default because a turn's overlays take a millisecond
+    or two on one core, and a team of threads must all reach the last row before the call
+    returns: when another process holds a core (Xvfb, the model client) that join waits for
+    the scheduler, often longer than the whole drawing. ``threads=2`` or more pays on a
+    quiet machine for large heat.
     """
     bgr = _check_image(image, channel_order)
     target = image
@@ -309,7 +445,7 @@ def annotate(
         target = out
     ui = _default_ui() if ui_config is None else UIConfig.from_dict(ui_config)
     coords, threads = _check_coords(coords), _threads(threads)
-    label_size = _number(label_size, "label_size", low=4, high=256, integer=True)
+    label_size = number(label_size, "label_size", low=4, high=256, integer=True)
     marks = _marks(actions)
     boxes = [
         tuple(_coord(_field(b, (k,)), f"bboxes[{i}].{k}") for k in ("x1", "y1", "x2", "y2"))

@@ -26,7 +26,7 @@ class _Glyphs:
 
         freetype = features.check("freetype2")
         self.font = ImageFont.load_default(size) if freetype else ImageFont.load_default()
-        self.height = max(1, self.font.getbbox("Ay|(")[3])
+        self.height = max(1, int(self.font.getbbox("Ay|(")[3]))
         self.cache: dict[str, tuple[np.ndarray, int, int]] = {}
         # A loop labels the same few actions every turn: their masks are kept (read-only).
         self.masks: dict[str, np.ndarray] = {}
@@ -36,8 +36,8 @@ class _Glyphs:
         if char not in self.cache:
             from PIL import Image, ImageDraw
 
-            left, _, right, _ = self.font.getbbox(char)
-            left = min(left, 0)
+            box = self.font.getbbox(char)  # ints for a bitmap or FreeType font
+            left, right = min(int(box[0]), 0), int(box[2])
             tile = Image.new("L", (max(1, right - left), self.height), 0)
             ImageDraw.Draw(tile).text((-left, 0), char, fill=255, font=self.font)
             self.cache[char] = (np.asarray(tile), left, round(self.font.getlength(char)))

@@ -33,7 +33,7 @@ from mantis_fast.x11.connection import GONE, XClient, read_available
 from mantis_fast.x11.input.keys import canonical_key_name, parse_combo
 from mantis_fast.x11.monitors import MonitorQuery
 
-__all__ = ["BUTTONS", "SCROLL_BUTTONS", "Input"]
+__all__ = ["BUTTONS", "SCROLL_BUTTONS", "Input", "server_call"]
 
 T = TypeVar("T")
 
@@ -42,9 +42,10 @@ SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
 MAX_DRAG_SECONDS = 3600
 
 
-def _server_call(method: Callable[..., T]) -> Callable[..., T]:
-    """A public call that talks to the server: open-checked, every wait bounded by ``timeout``,
-    a gone or hung server turned into ``ConnectionLostError`` / ``ServerHungError``."""
+def server_call(method: Callable[..., T]) -> Callable[..., T]:
+    """Decorate a public ``Input`` method (or a subclass's, as the pyautogui drop-in's) that
+    talks to the server: open-checked, every wait bounded by ``timeout``, a gone or hung server
+    turned into ``ConnectionLostError`` / ``ServerHungError``."""
 
     @functools.wraps(method)
     def call(self: Input, *args: Any, **kwargs: Any) -> T:
@@ -58,12 +59,66 @@ def _server_call(method: Callable[..., T]) -> Callable[..., T]:
     return call
 
 
-class Input(XClient):
-    """Pointer and keyboard for one X display (``None`` -> ``$DISPLAY``).
+# numpydoc lint reads ``__init__``; the signature users see is ``__new__``'s (``**kwargs``).
+class Input(XClient):  # numpydoc ignore=PR01,PR02
+    """Pointer and keyboard for one X display.
 
-    ``backend`` picks the implementation: ``"xtest"`` (in-process XTest, ~0.1 ms an action) or
-    ``"xdotool"`` (one ``xdotool`` process an action, the compatibility reference). The object
-    returned is an instance of that backend's class; ``backend`` names it.
+    ``Input(display, backend=...)`` is a factory: the object returned is an instance of the
+    backend's class (``XTestInput``, ``XdotoolInput``, each a subclass of ``Input``), and its
+    ``backend`` names it. Every backend has the same semantics (see Notes).
+
+    Parameters
+    ----------
+    display : str, optional
+        The X display, e.g. ``":1"``. None (default) uses ``$DISPLAY``.
+    backend : {"xtest", "xdotool"}
+        The implementation (default ``"xtest"``): in-process XTest, ~0.1 ms an action; or one
+        ``xdotool`` process an action, the compatibility reference.
+    **kwargs
+        ``timeout`` (float, keyword-only, default 5.0): seconds, in ``(0, 3600]``, that bound
+        every wait for the server.
+
+    Attributes
+    ----------
+    backend : str
+        The name of this object's backend.
+    backends : dict of str to type
+        The backend classes, by name (a class attribute).
+    display_name : str
+        The X display connected to.
+    timeout : float
+        The bound, in seconds, on every wait for the server.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``backend`` is unknown, ``display`` is not a display name, or ``timeout`` is out of
+        range.
+    NoDisplayError
+        If ``display`` is None and ``$DISPLAY`` is unset.
+    InputError
+        If the display cannot be reached, or the backend cannot work there (no XTEST
+        extension; ``xdotool`` not installed).
+    ConnectionLostError
+        If the server went away during the set-up, or (``ServerHungError``) did not answer
+        within ``timeout``.
+
+    Notes
+    -----
+    Coordinates are root-window pixels: non-numbers and non-finite values raise
+    ``InvalidInputError``, and points outside the screen are clamped to
+    ``[0, W-1] x [0, H-1]``. The screen size is kept live: after an ``xrandr`` resize the next
+    action is clamped to the new size (a non-blocking look at the socket, no round trip). A
+    server that goes away or hangs raises ``ConnectionLostError`` (``ServerHungError``) and
+    drops the connection.
+
+    Examples
+    --------
+    >>> import mantis_fast as mf
+    >>> with mf.Input(":1") as inp:
+    ...     inp.click(100, 200)
+    ...     inp.type("hello")
+    ...     inp.key("ctrl+s")
     """
 
     backends: ClassVar[dict[str, type[Input]]] = {}
@@ -110,7 +165,7 @@ class Input(XClient):
         return self._size
 
     size = property(
-        _server_call(_live_size),
+        server_call(_live_size),
         doc="(width, height) of the root window now: resizes are picked up without a round trip.",
     )
 
@@ -120,7 +175,7 @@ class Input(XClient):
         return monitors
 
     monitors = property(
-        _server_call(_monitors),
+        server_call(_monitors),
         doc="The RandR monitors now (``Capture.monitors``' list): what a ``Dispatcher`` maps "
         "an action that names a display with. One ``GetMonitors`` round trip.",
     )
@@ -138,24 +193,121 @@ class Input(XClient):
         """A queued event other than a root resize (the XTest backend tracks keymap changes)."""
 
     # -- pointer ----------------------------------------------------------------------------
-    @_server_call
+    @server_call
     def move(self, x: float, y: float) -> None:
+        """Move the pointer to ``(x, y)``.
+
+        Parameters
+        ----------
+        x, y : float
+            Root-window pixels, rounded and clamped to the screen.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``x`` or ``y`` is not a finite number.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         self._move(*self._point(x, y))
 
-    @_server_call
+    @server_call
     def click(self, x: float, y: float, button: str = "left", count: int = 1) -> None:
+        """Move the pointer to ``(x, y)`` and click ``button`` there ``count`` times.
+
+        Parameters
+        ----------
+        x, y : float
+            Root-window pixels, rounded and clamped to the screen.
+        button : {"left", "middle", "right"}
+            The mouse button (default ``"left"``).
+        count : int, default 1
+            Clicks, at least 1 (2 is a double click).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``x`` or ``y`` is not a finite number, ``button`` is unknown, or ``count`` is
+            not an integer >= 1.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         point = self._point(x, y)
         self._click(point, self._button(button), _positive_int(count, "count"))
 
     def double_click(self, x: float, y: float, button: str = "left") -> None:
+        """Double-click ``button`` at ``(x, y)``: ``click(x, y, button, count=2)``.
+
+        Parameters
+        ----------
+        x, y : float
+            Root-window pixels, rounded and clamped to the screen.
+        button : {"left", "middle", "right"}
+            The mouse button (default ``"left"``).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``x`` or ``y`` is not a finite number, or ``button`` is unknown.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         self.click(x, y, button, count=2)
 
-    @_server_call
+    @server_call
     def mouse_down(self, button: str = "left") -> None:
+        """Press ``button`` where the pointer is, and keep it pressed.
+
+        Parameters
+        ----------
+        button : {"left", "middle", "right"}
+            The mouse button (default ``"left"``).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``button`` is unknown.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         self._button_event(self._button(button), press=True)
 
-    @_server_call
+    @server_call
     def mouse_up(self, button: str = "left") -> None:
+        """Release ``button`` where the pointer is.
+
+        Parameters
+        ----------
+        button : {"left", "middle", "right"}
+            The mouse button (default ``"left"``).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``button`` is unknown.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         self._button_event(self._button(button), press=False)
 
     def drag(
@@ -169,8 +321,36 @@ class Input(XClient):
         duration: float = 0.0,
         button: str = "left",
     ) -> None:
-        """Press at (x1, y1), move to (x2, y2) in ``steps`` even steps over ``duration`` s,
-        release."""
+        """Drag with ``button`` from ``(x1, y1)`` to ``(x2, y2)``.
+
+        Presses at the start, moves to the end in ``steps`` even steps over ``duration``
+        seconds, and releases.
+
+        Parameters
+        ----------
+        x1, y1 : float
+            The start, in root-window pixels, rounded and clamped to the screen.
+        x2, y2 : float
+            The end, likewise.
+        steps : int, default 10
+            Moves from the start to the end, at least 1.
+        duration : float, default 0.0
+            Seconds the moves take in all, ``0..3600``.
+        button : {"left", "middle", "right"}
+            The mouse button held (default ``"left"``).
+
+        Raises
+        ------
+        InvalidInputError
+            If a coordinate is not a finite number, ``steps`` is not an integer >= 1,
+            ``duration`` is out of range, or ``button`` is unknown.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         width, height = self.size  # (drag itself is not one server call: its pauses are planned)
         start = _coordinate(x1, "x", width), _coordinate(y1, "y", height)
         end = _coordinate(x2, "x", width), _coordinate(y2, "y", height)
@@ -192,15 +372,39 @@ class Input(XClient):
         ]
         self._drag_now(start, path, self._button(button), duration / steps)
 
-    @_server_call
+    @server_call
     def _drag_now(
         self, start: tuple[int, int], path: list[tuple[int, int]], button: int, pause: float
     ) -> None:
         self._drag(start, path, button, pause)
 
-    @_server_call
+    @server_call
     def scroll(self, x: float, y: float, direction: str = "down", notches: int = 1) -> None:
-        """Wheel ``notches`` clicks at (x, y): buttons 4/5 (up/down) and 6/7 (left/right)."""
+        """Turn the mouse wheel ``notches`` clicks at ``(x, y)``.
+
+        X sends wheel turns as clicks of buttons 4/5 (up/down) and 6/7 (left/right).
+
+        Parameters
+        ----------
+        x, y : float
+            Root-window pixels, rounded and clamped to the screen.
+        direction : {"down", "up", "left", "right"}
+            Which way to scroll (default ``"down"``).
+        notches : int, default 1
+            Wheel clicks, at least 1.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``x`` or ``y`` is not a finite number, ``direction`` is unknown, or ``notches``
+            is not an integer >= 1.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         point = self._point(x, y)
         if direction not in SCROLL_BUTTONS:
             raise InvalidInputError(
@@ -209,14 +413,53 @@ class Input(XClient):
         self._click(point, SCROLL_BUTTONS[direction], _positive_int(notches, "notches"))
 
     # -- keyboard ---------------------------------------------------------------------------
-    @_server_call
+    @server_call
     def key(self, combo: str) -> None:
-        """Press and release a combination such as ``"ctrl+shift+t"`` or ``"Return"``."""
+        """Press and release a key combination, such as ``"ctrl+shift+t"`` or ``"Return"``.
+
+        Parameters
+        ----------
+        combo : str
+            Key names joined by ``+``, in xdotool's syntax: X keysym names or aliases such as
+            ``"ctrl"`` or ``"enter"`` (any case); a single character stands for itself, and
+            ``"ctrl++"`` is ctrl with the plus key.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``combo`` is empty or malformed, or names an unknown key.
+        InputError
+            If the input is closed, or the backend failed (e.g. ``xdotool`` exited with an
+            error).
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         self._key([canonical_key_name(name) for name in parse_combo(combo)])
 
-    @_server_call
+    @server_call
     def type(self, text: str) -> None:
-        """Type ``text`` character by character, including characters absent from the keymap."""
+        """Type ``text`` character by character, including characters absent from the keymap.
+
+        A character the keymap lacks is typed through a spare keycode mapped to it, as
+        xdotool does.
+
+        Parameters
+        ----------
+        text : str
+            The text; ``"\\n"`` is Return and ``"\\t"`` is Tab.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``text`` is not a ``str``.
+        InputError
+            If the input is closed, no spare keycode is left to map a character to, or the
+            backend failed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
         if not isinstance(text, str):
             raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
         if text:

@@ -90,7 +90,7 @@ class XTestInput(Input):
     def _type(self, text: str) -> None:
         keysyms = [char_keysym(char) for char in text]
         self._premap(keysyms)
-        shift = None
+        shift = 0  # Shift's keycode, looked up at the first shifted character (0: not yet)
         for keysym in keysyms:
             keycode, shifted = self._keycode_for(keysym)
             if shifted:

@@ -32,7 +32,7 @@ _BAD_MATCH = {
 
 
 # ``MSS()`` per screenshot is common: keep two captures per display a moment for the next one.
-_captures = IdlePool(idle_per_key=2, idle_seconds=2.0)
+_captures: IdlePool[Capture] = IdlePool(idle_per_key=2, idle_seconds=2.0)
 
 
 def _take_capture(display: str | None, use_shm: bool) -> Capture:

@@ -1,0 +1,147 @@
+"""Every local ``Xvfb -shmem`` is read in place, whoever started it: pyvirtualdisplay (which
+starts Xvfb with ``-displayfd``), ``xvfb-run -s "-shmem ..."``, plain ``-displayfd`` and a fixed
+display number. The server is the connection's own peer (``SO_PEERCRED``), never a lock file,
+so none of these needs ``mantis_fast.Xvfb``; each capture is checked pixel for pixel against
+MIT-SHM on the same screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from Xlib.display import Display as XDisplay
+
+from mantis_fast.x11.capture import Capture
+from tests.support.xpaint import paint_root, test_pattern
+
+pytestmark = pytest.mark.x11
+
+SIZE = (320, 240)
+FRAMEBUFFER = "xvfb-framebuffer"
+
+
+def read_in_place(display: str) -> tuple[str, bool]:
+    """(the capture's backend, whether its pixels equal MIT-SHM's) after painting a pattern.
+    A client stays connected throughout: an Xvfb without ``-noreset`` resets (and blanks)
+    when its last client leaves."""
+    holder = XDisplay(display)
+    try:
+        paint_root(display, test_pattern(*SIZE, seed=3))
+        with Capture(display) as direct, Capture(display, framebuffer=False) as shm:
+            frame, reference = direct.grab(copy=True), shm.grab(copy=True)
+            same = np.array_equal(frame[..., :3], reference[..., :3])
+            painted = np.array_equal(frame[..., :3], test_pattern(*SIZE, seed=3)[..., :3])
+            return direct.backend, same and painted
+    finally:
+        holder.close()
+
+
+def test_pyvirtualdisplay_s_xvfb_is_read_in_place() -> None:
+    """pyvirtualdisplay (the usual Python way) starts ``Xvfb -displayfd``: no lock file."""
+    pyvirtualdisplay = pytest.importorskip("pyvirtualdisplay")
+    with pyvirtualdisplay.Display(
+        backend="xvfb", size=SIZE, color_depth=24, extra_args=["-shmem"]
+    ) as virtual:
+        backend, same = read_in_place(f":{virtual.display}")
+    assert backend.startswith(FRAMEBUFFER), backend
+    assert same
+
+
+CHILD = """
+import json, os, sys
+sys.path.insert(0, os.getcwd())
+from tests.x11.test_foreign_xvfb import read_in_place
+backend, same = read_in_place(os.environ["DISPLAY"])
+print(json.dumps({"backend": backend, "same": same}))
+"""
+
+
+def test_xvfb_run_with_shmem_is_read_in_place() -> None:
+    """``xvfb-run -s "-shmem ..."`` (the user passes the server arguments): the program it
+    runs reads its screen in place."""
+    done = subprocess.run(
+        [
+            "xvfb-run", "-a", "-s", f"-shmem -screen 0 {SIZE[0]}x{SIZE[1]}x24",
+            sys.executable, "-c", CHILD,
+        ],
+        capture_output=True, text=True, timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["backend"].startswith(FRAMEBUFFER), result
+    assert result["same"]
+
+
+def _started(argv: list[str], **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(argv, stderr=subprocess.DEVNULL, **kwargs)
+
+
+@pytest.fixture(params=[True, False], ids=["shmem", "no-shmem"])
+def displayfd_xvfb(request: pytest.FixtureRequest) -> Iterator[tuple[str, bool]]:
+    """(display, shmem): an Xvfb started with ``-displayfd``, with ``-shmem`` or without."""
+    read, write = os.pipe()
+    server = _started(
+        ["Xvfb", "-displayfd", str(write), *(["-shmem"] if request.param else []),
+         "-nolisten", "tcp", "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24"],
+        pass_fds=(write,),
+    )  # fmt: skip
+    os.close(write)
+    try:
+        with os.fdopen(read) as pipe:
+            yield f":{pipe.readline().strip()}", request.param
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_displayfd_xvfb_is_read_in_place(displayfd_xvfb: tuple[str, bool]) -> None:
+    """With ``-shmem`` it is read in place; without, there is no segment to read: MIT-SHM, and
+    ``backend_reason`` says so (docs/capture.md says how to start one that can be)."""
+    display, shmem = displayfd_xvfb
+    backend, same = read_in_place(display)
+    assert same
+    if shmem:
+        assert backend.startswith(FRAMEBUFFER), backend
+    else:
+        assert not backend.startswith(FRAMEBUFFER)
+        with Capture(display) as capture:
+            assert "not an Xvfb started with -shmem" in capture.backend_reason
+
+
+def _free_display_number() -> int:
+    taken = (
+        {name[1:] for name in os.listdir("/tmp/.X11-unix")}
+        if Path("/tmp/.X11-unix").is_dir()
+        else set()
+    )
+    return next(
+        n for n in range(171, 400) if str(n) not in taken and not Path(f"/tmp/.X{n}-lock").exists()
+    )
+
+
+def test_an_xvfb_on_a_fixed_display_number_is_read_in_place() -> None:
+    """``Xvfb :N -shmem`` started by hand (a lock file, which is never read)."""
+    number = _free_display_number()
+    server = _started(
+        ["Xvfb", f":{number}", "-shmem", "-nolisten", "tcp",
+         "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24"]
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while not Path(f"/tmp/.X11-unix/X{number}").exists():
+            assert server.poll() is None and time.monotonic() < deadline, "Xvfb did not start"
+            time.sleep(0.02)
+        backend, same = read_in_place(f":{number}")
+    finally:
+        server.kill()
+        server.wait()
+    assert backend.startswith(FRAMEBUFFER), backend
+    assert same
