@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mantis_fast._validate import shown as _shown
-from mantis_fast.actions.model import canonical_name, read_action
+from mantis_fast.actions.model import CANONICAL_NAMES, canonical_name, read_action
 from mantis_fast.errors import InvalidInputError
 
 __all__ = [
@@ -71,8 +71,9 @@ def normalize_action(action: Any) -> tuple[str, Mapping[str, Any], str]:
     if type(action) is dict or (
         getattr(action, "action_type", _MISSING) is _MISSING and isinstance(action, Mapping)
     ):
-        read = read_action(action)
-        return canonical_name(read.kind), read.params, read.reasoning
+        name, fields, why, _, _, _ = read_action(action)  # unpacked: no field lookups
+        canonical = CANONICAL_NAMES.get(name)  # the common case, without a call
+        return canonical if canonical is not None else canonical_name(name), fields, why
     try:
         kind = action.action_type
         params = action.params
