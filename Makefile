@@ -45,7 +45,7 @@ build: $(STAMP)
 	$(PY) setup.py -q build_ext --inplace
 
 # The originals' own test suites (mss, Pillow, pyautogui), from their sdists, run against the
-# drop-ins by tests/test_upstream_*.py; fetched once into .suites/.
+# drop-ins by tests/compat/test_upstream_*.py; fetched once into .suites/.
 suites: $(STAMP)
 	$(PY) -m tests.support.upstream_suites
 

@@ -177,6 +177,7 @@ def number(
     high: float | None = None,
     low_open: bool = False,
     integer: bool = False,
+    whole_floats: bool = False,
     as_float: bool = True,
     noun: str | None = None,
     fail: Fail = expected,
@@ -184,14 +185,18 @@ def number(
     """A finite real number (not a bool) within the bounds, or (``integer``) an integer:
     ``"alpha: expected a finite number >= 0 and <= 1, got float 2.5"``.
 
-    ``low_open`` makes the lower bound exclusive. The result is an ``int`` for ``integer``,
-    else a ``float`` (an int beyond float64 is refused then), or with ``as_float=False`` the
-    number as given (an int stays an exact int however large). ``noun`` replaces the kind in
+    ``low_open`` makes the lower bound exclusive; ``whole_floats`` lets ``integer`` take a
+    float that is a whole number (``4.0``, as JSON tools write it). The result is an ``int``
+    for ``integer``, else a ``float`` (an int beyond float64 is refused then), or with
+    ``as_float=False`` the number as given (an int stays an exact int however large).
+    ``noun`` replaces the kind in
     the message (``"a number"`` where NaN cannot be written, as in TOML).
     """
     kind = type(value)
     if integer:
         ok = kind is int or is_int(value)
+        if not ok and whole_floats and is_real(value) and is_finite(value):
+            ok = float(value).is_integer()
     else:
         ok = kind is int or ((kind is float or is_real(value)) and is_finite(value))
     if ok:

@@ -262,9 +262,11 @@ def read_action(item: Mapping[str, Any], space: str = "normalized") -> ActionFie
     nested = get("params")
     if nested is None:
         params: dict[str, Any] = {k: v for k, v in item.items() if k not in _ENVELOPE}
-    elif isinstance(nested, Mapping):
+    elif type(nested) is dict or isinstance(nested, Mapping):
         params = dict(nested)
-        params.update((k, v) for k, v in item.items() if k not in _ENVELOPE)
+        for k, v in item.items():
+            if k not in _ENVELOPE:
+                params[k] = v
     else:
         raise InvalidInputError(f"action params must be a mapping, got {type(nested).__name__}")
     display_id, source = None, "logical"
@@ -300,8 +302,10 @@ def _first(params: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
 
 
 def _number(value: Any, what: str, low: float | None = None) -> Any:
-    """A finite number >= ``low``, as given (an int stays exact: the callers clamp it)."""
-    return number(value, what, low=low, as_float=False, fail=must_be)
+    """A finite number >= ``low`` as a Python number: an int stays an exact int (the callers
+    clamp it), any other real (numpy's, a Fraction) becomes a float, so ``to_dict`` stays JSON."""
+    checked = number(value, what, low=low, as_float=False, fail=must_be)
+    return int(checked) if is_int(checked) else float(checked)
 
 
 def _display_id(value: Any) -> int | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mantis_fast.actions import Action, ActionType
+from mantis_fast.actions.model import read_action
 from mantis_fast.geometry import NORMALIZED_MAX, coerce_coordinate
 
 __all__ = [
@@ -161,9 +162,10 @@ def _action(item: Any) -> Action:
     """One reply item -> a validated normalized ``Action``, or ``_Skip`` saying why not."""
     if not isinstance(item, Mapping):
         raise _Skip(f"not an object: {item!r}"[:200])
-    raw_name = item.get("name", item.get("action", item.get("type")))
-    if not isinstance(raw_name, str):
-        raise _Skip(f"no action name in {dict(item)!r}"[:200])
+    try:
+        raw_name = read_action(item).kind  # the one reading of an action's type
+    except ValueError as exc:  # no type, params that are not a mapping, reasoning not text
+        raise _Skip(str(exc)[:200]) from None
     try:
         kind = ActionType(raw_name)
     except ValueError:

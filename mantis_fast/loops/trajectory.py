@@ -334,10 +334,10 @@ def _distinct_in_windows(
     return np.cumsum(diff)
 
 
-def _check_adaptive_args(base_window: Any, max_extension: Any, floor: Any) -> int:
-    base = _check_window(base_window)
-    check_extension(max_extension, floor)
-    return base
+def _check_adaptive_args(base_window: Any, max_extension: Any, floor: Any) -> tuple[int, int, int]:
+    """``(base, max_extension, floor)`` as Python ints (a numpy uint8 would wrap in the
+    arithmetic below)."""
+    return (_check_window(base_window), *check_extension(max_extension, floor))
 
 
 def check_extension(max_extension: Any, floor: Any) -> tuple[int, int]:
@@ -672,7 +672,7 @@ class Trajectory:
         InvalidInputError
             An argument out of range, or a trajectory without its adaptive-window codes.
         """
-        base = _check_adaptive_args(base_window, max_extension, floor)
+        base, max_extension, floor = _check_adaptive_args(base_window, max_extension, floor)
         n = len(self._codes("pattern"))
         if base <= floor:
             return np.full(n, base, dtype=np.int64)

@@ -3,7 +3,7 @@
 # pmuludq, packs) have no Cython spelling. SSE2 is part of x86-64 itself, so no CPU dispatch is
 # needed; on other machines MANTIS_SSE2 is 0, the header's functions are empty stubs that are
 # never called, and the Cython rows in _resize.pyx do the work. Every row is checked against the
-# Cython rows and an exact reference in tests/test_image.py.
+# Cython rows and an exact reference in tests/pixels/test_image.py.
 
 from libc.stdint cimport int16_t, int32_t, uint8_t, uint16_t, uint32_t
 

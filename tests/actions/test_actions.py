@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -49,7 +50,7 @@ def test_gym_member_names_are_deprecated_spellings_of_the_canonical_ones() -> No
     with pytest.deprecated_call(match="use ActionType.KEY"):
         assert ActionType["KEY_PRESS"] is ActionType.KEY
     # Not members: iterating gives each canonical type once (the Gym derives its list so).
-    assert [t.name for t in ActionType] == [t.name for t in ActionType.__members__.values()]
+    assert len({t.value for t in ActionType}) == len(list(ActionType))
     assert "TYPE_TEXT" not in ActionType.__members__ and "KEY_PRESS" not in ActionType.__members__
     assert ActionType("TYPE_TEXT") is ActionType.TYPE and ActionType("key_press") is ActionType.KEY
     assert set(ACTION_NAMES) < {t.value for t in ActionType}  # the agent runs a subset
@@ -322,3 +323,15 @@ def test_capture_and_dispatch_agree_on_the_live_size(resizable) -> None:
             assert done.pixels == [(639, 479)]
             press = recorder.wait_for(lambda e: e["type"] == "ButtonPress")
             assert (press["x"], press["y"]) == (639, 479)
+
+
+@pytest.mark.parametrize("seconds", [np.int64(3), np.float32(2.5), Fraction(5, 2)])
+def test_numbers_of_other_kinds_become_python_numbers(seconds) -> None:
+    """numpy scalars and Fractions are read as the Python int or float they equal, so an
+    action's ``to_dict`` stays JSON and the input backends get the types they take."""
+    wait = Action("wait", {"seconds": seconds}).validated()
+    assert type(wait.params["seconds"]) in (int, float)
+    assert wait.params["seconds"] == float(seconds)
+    json.dumps(wait.to_dict())
+    drag = Action("drag", {"x": 1, "y": 2, "x2": 3, "y2": 4, "duration": seconds}).validated()
+    assert type(drag.params["duration"]) in (int, float)

@@ -181,3 +181,17 @@ def test_the_object_is_found_after_many_small_blocks() -> None:
         f"{css}\n{json.dumps({'actions': [{'name': 'click', 'x1': 1, 'y1': 2}]})}"
     )
     assert out.source == "block" and [a.name for a in out.actions] == ["click"]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"action_type": "click", "x1": 500, "y1": 250},
+        {"name": None, "action": "click", "x1": 500, "y1": 250},
+    ],
+)
+def test_the_type_is_found_where_action_from_dict_finds_it(item) -> None:
+    """The agent reads an action's type as ``Action.from_dict`` does (one reader)."""
+    out = parse_model_output(json.dumps({"observation": "", "actions": [item]}))
+    assert out.actions == [Action("click", {"x": 500, "y": 250}, space="normalized")]
+    assert out.skipped == []

@@ -492,3 +492,14 @@ def test_fuzz_only_value_errors(x, y, kind, tol, window):
             continue
         assert flags.dtype == np.bool_ and flags.ndim == 1
         assert len(flags) == len(np.asarray(x))
+
+
+def test_adaptive_windows_take_numpy_integers_as_the_ints_they_are():
+    """A uint8 extension must not wrap in the window arithmetic (250 + 3 > 255)."""
+    clicks = [{"type": "click", "x": 800, "y": 600}] * 6
+    paging = Trajectory.from_actions(clicks, urls=[f"https://x.test/{i}" for i in range(6)])
+    as_int = paging.adaptive_windows(3, max_extension=250, floor=2)
+    assert paging.adaptive_windows(3, max_extension=np.uint8(250), floor=np.int8(2)).tolist() == (
+        as_int.tolist()
+    )
+    assert as_int.max() == 253

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from PIL import Image
 
+from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels.overlay import (
     DEFAULT_UI_CONFIG,
     Trail,
@@ -782,3 +783,12 @@ def test_fuzz_only_value_errors(image, step, args, stops, action):
     for call in calls:
         with suppress(ValueError):  # anything else (or a crash) fails the test
             call()
+
+
+def test_whole_number_floats_are_taken_where_an_integer_is_asked():
+    """JSON tools write 4.0 for 4: the overlay settings take it, and refuse 4.5."""
+    assert Trail(turns=4.0).turns == 4 and type(Trail(turns=4.0).turns) is int
+    config = UIConfig.from_dict({"executed_heat": {"trail_turns": 4.0}})
+    assert config.executed_heat.trail_turns == 4
+    with pytest.raises(InvalidInputError, match="trail_turns"):
+        Trail(turns=4.5)

@@ -57,7 +57,12 @@ class ExecutedHeatConfig:
         put(self, "radius_scale", radius_scale)
         put(self, "stops", parse_stops(self.stops, key + "stops"))
         turns = number(
-            self.trail_turns, key + "trail_turns", low=1, high=MAX_TRAIL_TURNS, integer=True
+            self.trail_turns,
+            key + "trail_turns",
+            low=1,
+            high=MAX_TRAIL_TURNS,
+            integer=True,
+            whole_floats=True,
         )
         put(self, "trail_turns", turns)
         shrink = number(self.trail_shrink, key + "trail_shrink", low=0, high=1, low_open=True)

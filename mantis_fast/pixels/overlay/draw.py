@@ -445,7 +445,7 @@ def annotate(
         target = out
     ui = _default_ui() if ui_config is None else UIConfig.from_dict(ui_config)
     coords, threads = _check_coords(coords), _threads(threads)
-    label_size = number(label_size, "label_size", low=4, high=256, integer=True)
+    label_size = number(label_size, "label_size", low=4, high=256, integer=True, whole_floats=True)
     marks = _marks(actions)
     boxes = [
         tuple(_coord(_field(b, (k,)), f"bboxes[{i}].{k}") for k in ("x1", "y1", "x2", "y2"))

@@ -36,7 +36,9 @@ class Trail:
     """
 
     def __init__(self, turns: int = 4, shrink: float = 0.8) -> None:
-        self.turns: int = number(turns, "trail_turns", low=1, high=MAX_TRAIL_TURNS, integer=True)
+        self.turns: int = number(
+            turns, "trail_turns", low=1, high=MAX_TRAIL_TURNS, integer=True, whole_floats=True
+        )
         self.shrink: float = number(shrink, "trail_shrink", low=0, high=1, low_open=True)
         self._entries: deque[tuple[int, str, tuple[Mark, ...]]] = deque(maxlen=self.turns)
 
