@@ -36,6 +36,8 @@ __all__ = ["EXECUTABLES", "START_TIMEOUT_S", "Chromium", "find_chromium"]
 #: Google's build).
 EXECUTABLES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 START_TIMEOUT_S = 30.0
+#: How long ``close_other_pages`` waits for the pages it closed to leave the target list.
+POPUP_CLOSE_TIMEOUT_S = 2.0
 _STOP_GRACE_S = 3.0
 
 # What keeps a fresh Chromium from doing anything beside the page: no first-run dialogs, no
@@ -318,7 +320,7 @@ class Chromium(Closing):
             return []
         for event in [e for e in devtools.events if e.get("method") == "Target.targetCreated"]:
             devtools.events.remove(event)
-        closed = []
+        closed, closing = [], set()
         for info in created:
             try:  # its URL now: at its creation it had none yet
                 now = self._call("Target.getTargetInfo", {"targetId": info["targetId"]})
@@ -326,6 +328,15 @@ class Chromium(Closing):
             except BrowserError:
                 continue  # it closed itself meanwhile
             closed.append(now["targetInfo"].get("url", ""))
+            closing.add(info["targetId"])
+        # closeTarget answers before the page is gone: wait until the browser no longer lists
+        # it, so "closed" is true when the step returns (bounded: a page may refuse to die).
+        deadline = time.monotonic() + POPUP_CLOSE_TIMEOUT_S
+        while closing and time.monotonic() < deadline:
+            listed = self._call("Target.getTargets")["targetInfos"]
+            closing &= {target["targetId"] for target in listed}
+            if closing:
+                time.sleep(0.005)
         return closed
 
     @property
