@@ -8,8 +8,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-SYSTEM_BINARIES := Xvfb xdotool xrandr chromium chromedriver lsof xclip
-SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium chromium-driver fonts-dejavu-core lsof xclip
+# scrot and ImageMagick: the path of the agent tools' originals (benchmarks, re-recording).
+SYSTEM_BINARIES := Xvfb xdotool xrandr chromium chromedriver lsof xclip scrot import
+SYSTEM_PACKAGES := xvfb xfonts-base xdotool x11-xserver-utils x11-utils xauth tk chromium chromium-driver fonts-dejavu-core lsof xclip scrot imagemagick
 
 KERNELS := $(shell find src_cython -name '_*.pyx')
 # Dotted module names of the compiled kernels (src_cython/pixels/_diff.pyx -> mantis_fast.pixels._diff),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CursorImage", "XFixesUnavailable", "read_cursor", "xfixes_version"]
+__all__ = ["CursorImage", "XFixesUnavailable", "draw_cursor", "read_cursor", "xfixes_version"]
 
 EXTENSION_NAME = "XFIXES"
 # GetCursorImage arrived in XFixes 2.0; the server refuses requests newer than the version the
@@ -60,3 +60,30 @@ def read_cursor(xdisplay, root) -> CursorImage:
     argb = np.asarray(reply.cursor_image, dtype="<u4")
     pixels = argb.view(np.uint8).reshape(reply.height, reply.width, 4)
     return CursorImage(reply.x, reply.y, reply.xhot, reply.yhot, reply.cursor_serial, pixels)
+
+
+OPAQUE = 255
+
+
+def draw_cursor(frame: np.ndarray, sprite: np.ndarray, left: int, top: int) -> None:
+    """Blend a cursor ``sprite`` (BGRA) into a BGRA/BGRX ``frame`` in place, its top-left
+    pixel at ``(left, top)`` of the frame, as scrot ``-p`` and mss draw the pointer.
+
+    Opaque cursor pixels replace the screen's; translucent ones mix as
+    ``int(c * a + s * (1 - a))`` with ``a = alpha / 255``; the part off the frame is left out.
+    """
+    x0, y0 = max(left, 0), max(top, 0)
+    x1 = min(left + sprite.shape[1], frame.shape[1])
+    y1 = min(top + sprite.shape[0], frame.shape[0])
+    if x0 >= x1 or y0 >= y1:
+        return
+    under = frame[y0:y1, x0:x1, :3]
+    over = sprite[y0 - top : y1 - top, x0 - left : x1 - left]
+    alpha = over[:, :, 3:4]
+    opaque = alpha == OPAQUE
+    partial = (alpha > 0) & ~opaque
+    if partial.any():
+        a = alpha.astype(np.float64) / OPAQUE
+        mixed = (over[:, :, :3] * a + under * (1 - a)).astype(np.uint8)
+        np.copyto(under, mixed, where=partial)
+    np.copyto(under, over[:, :, :3], where=opaque)

@@ -21,6 +21,7 @@ from mantis_fast.compat.mss.exception import ScreenShotError
 from mantis_fast.compat.mss.models import Monitor, Monitors, Size
 from mantis_fast.compat.mss.screenshot import ScreenShot
 from mantis_fast.compat.mss.tools import to_png
+from mantis_fast.x11.cursor import draw_cursor
 
 __all__ = ["MSS", "MSSBase", "MSSImplementation", "ScreenShot"]
 
@@ -226,22 +227,9 @@ class MSS:
         replace, translucent ones mix as ``int(c * a + s * (1 - a))`` with ``a = alpha / 255``."""
         (cx, cy), (cw, ch) = cursor.pos, cursor.size
         (sx, sy), (sw, sh) = screenshot.pos, screenshot.size
-        left, top = max(cx, sx), max(cy, sy)
-        right, bottom = min(cx + cw, sx + sw), min(cy + ch, sy + sh)
-        if left >= right or top >= bottom:
-            return screenshot
         screen = np.frombuffer(screenshot.raw, np.uint8).reshape(sh, sw, 4)
         sprite = np.frombuffer(cursor.raw, np.uint8).reshape(ch, cw, 4)
-        under = screen[top - sy : bottom - sy, left - sx : right - sx, :3]
-        over = sprite[top - cy : bottom - cy, left - cx : right - cx]
-        alpha = over[:, :, 3:4]
-        opaque = alpha == OPAQUE
-        partial = (alpha > 0) & ~opaque
-        if partial.any():
-            a = alpha.astype(np.float64) / OPAQUE
-            mixed = (over[:, :, :3] * a + under * (1 - a)).astype(np.uint8)
-            np.copyto(under, mixed, where=partial)
-        np.copyto(under, over[:, :, :3], where=opaque)
+        draw_cursor(screen, sprite, cx - sx, cy - sy)
         return screenshot
 
     # -- what the backend reports ------------------------------------------------------------

@@ -7,9 +7,8 @@ reused, reopened after its server was lost, and closed at exit. A forked child o
 gone, runs it again on a fresh one: the first call after a server restart works, as in the mss
 and ImageGrab drop-ins.
 
-``Session`` is ``XTestInput`` plus what pyautogui needs that ``Input`` does not offer: the
-pointer's position, and one batch of raw events (motions, buttons, key presses with pyautogui's
-shift handling) sent with a single round trip.
+``Session`` is ``XTestInput`` (whose ``pointer()`` and ``send()`` batches carry pyautogui's
+calls) with a lock, so that threads can share it.
 """
 
 from __future__ import annotations
@@ -20,22 +19,15 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from Xlib import X
-from Xlib.protocol import request as xrequest
-
 from mantis_fast.compat.pyautogui._errors import PyAutoGUIDisplayError
 from mantis_fast.errors import ConnectionLostError, ServerHungError
-from mantis_fast.x11.connection import abandon, wait_reply
-from mantis_fast.x11.input.base import server_call
-from mantis_fast.x11.input.xtest import XTestInput
+from mantis_fast.x11.connection import abandon
+from mantis_fast.x11.input.xtest import BUTTON, KEY, MOVE, XTestInput
 
 __all__ = ["BUTTON", "KEY", "MOVE", "Session", "display_name", "session", "with_session"]
 
 T = TypeVar("T")
 
-# Operations of a batch: (MOVE, x, y), (BUTTON, button, press), (KEY, keysym, press, shift).
-MOVE, BUTTON, KEY = 0, 1, 2
-KEYPAD = (0xFF80, 0xFFBD)  # KP_Space .. KP_Equal
 
 NO_DISPLAY = (
     "$DISPLAY is not set: pyautogui (and this drop-in) drive the X display it names; "
@@ -52,10 +44,8 @@ def display_name() -> str:
 
 
 class Session(XTestInput):
-    """An XTest connection that also reports the pointer and sends raw event batches.
-
-    Every server call holds ``lock``: threads share the connection, one call at a time.
-    """
+    """An XTest connection that threads share: every server call holds ``lock``, one call at a
+    time."""
 
     backend = ""  # a private subclass: not a backend that ``Input(backend=...)`` can name
 
@@ -65,9 +55,8 @@ class Session(XTestInput):
 
     # -- what the drop-in calls -------------------------------------------------------------
     def pointer(self) -> tuple[int, int]:
-        """Where the pointer is now (one round trip)."""
         with self.lock:
-            return self._query_pointer()
+            return super().pointer()
 
     def screen_size(self) -> tuple[int, int]:
         """The root window's size now (resizes are picked up without a round trip)."""
@@ -75,73 +64,8 @@ class Session(XTestInput):
             return self.size
 
     def send(self, ops: Sequence[tuple]) -> None:
-        """Send a batch of events; when this returns the server has processed all of them.
-
-        Coordinates must already be on the screen. A key press ``(KEY, keysym, True, shift)``
-        presses a keycode of the keysym (``_resolve``), with shift pressed before it and
-        released right after it when ``shift`` says so, as pyautogui does; a release
-        ``(KEY, keysym, False, shift)`` releases the same keycode. Keysyms absent from the
-        keymap get a spare keycode (all of the batch's at once, before any event).
-        """
         with self.lock:
-            self._send(ops)
-
-    # -- server calls -----------------------------------------------------------------------
-    @server_call
-    def _query_pointer(self) -> tuple[int, int]:
-        request = xrequest.QueryPointer(display=self._x.display, defer=True, window=self._root)
-        reply = wait_reply(self._x, request, self.timeout)
-        self._handle_events()
-        return reply.root_x, reply.root_y
-
-    @server_call
-    def _send(self, ops: Sequence[tuple]) -> None:
-        keysyms = [op[1] for op in ops if op[0] == KEY]
-        if keysyms:
-            self._premap(keysyms)
-        shift_code = None
-        for op in ops:
-            kind = op[0]
-            if kind == MOVE:
-                self._motion(op[1], op[2])
-            elif kind == BUTTON:
-                self._fake(X.ButtonPress if op[2] else X.ButtonRelease, op[1])
-            else:
-                _, keysym, press, shift = op
-                keycode, shifted = self._resolve(keysym, shift)
-                if not press:
-                    self._fake(X.KeyRelease, keycode)
-                    continue
-                if shifted:
-                    shift_code = shift_code or self._shift_keycode()
-                    self._fake(X.KeyPress, shift_code)
-                    self._fake(X.KeyPress, keycode)
-                    self._fake(X.KeyRelease, shift_code)
-                else:
-                    self._fake(X.KeyPress, keycode)
-        self._sync()
-
-    def _resolve(self, keysym: int, shift: bool) -> tuple[int, bool]:
-        """(keycode, press shift with it) for a keysym that pyautogui types with ``shift``.
-
-        pyautogui's choice where it types the keysym: the keymap's first keycode for it (lowest
-        level, then lowest code), shift as asked; keypad keys are pressed as they are (their
-        level follows NumLock). Where that choice types another symbol (``<`` on the 105-key
-        LSGT key, whose shifted level is ``>``), a keycode with the keysym at the asked level,
-        else at the other level; absent from the keymap, a scratch keycode.
-        """
-        levels = [(code, index) for code, index in self._x.keysym_to_keycodes(keysym) if index < 2]
-        if not levels:
-            return self._keycode_for(keysym)  # a scratch keycode (mapped by _premap)
-        first = levels[0][0]
-        unshifted = self._x.keycode_to_keysym(first, 0)
-        typed = (self._x.keycode_to_keysym(first, 1) or unshifted) if shift else unshifted
-        if typed == keysym or KEYPAD[0] <= keysym <= KEYPAD[1]:
-            return first, shift
-        for code, index in levels:
-            if index == int(shift):
-                return code, shift
-        return first, bool(levels[0][1])
+            super().send(ops)
 
     def close(self) -> None:
         with self.lock:

@@ -53,6 +53,11 @@ KEY_ALIASES = {
     "down": "Down",
     "left": "Left",
     "right": "Right",
+    "arrowup": "Up",  # OpenAI's computer tool names keys as the DOM does
+    "arrowdown": "Down",
+    "arrowleft": "Left",
+    "arrowright": "Right",
+    "option": "Alt_L",
     "capslock": "Caps_Lock",
     "printscreen": "Print",
     "plus": "plus",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from Xlib import XK, X
@@ -17,10 +18,10 @@ from Xlib.protocol import request as xrequest
 from mantis_fast.errors import InputError
 from mantis_fast.x11 import wire
 from mantis_fast.x11.connection import GONE, wait_reply
-from mantis_fast.x11.input.base import Input
+from mantis_fast.x11.input.base import Input, server_call
 from mantis_fast.x11.input.keys import char_keysym, keysym_for_name
 
-__all__ = ["XTestInput"]
+__all__ = ["BUTTON", "KEY", "MOVE", "XTestInput"]
 
 # After remapping a keycode, clients need a moment to re-read the keymap (see XTestInput._premap).
 KEYMAP_SETTLE_S = 0.02
@@ -29,6 +30,10 @@ FLUSH_EVERY = 256  # queued fake events
 # XTest FakeInput (minor opcode 2, 9 words): opcode, minor, length, type, detail, 2 pad,
 # time, root, 8 pad, x, y, 8 pad; in the client's byte order, as python-xlib sends it.
 _FAKE_INPUT = struct.Struct("=BBHBBxxII8xhh8x")
+# Operations of a batch (``XTestInput.send``): (MOVE, x, y), (BUTTON, button, press),
+# (KEY, keysym, press, shift).
+MOVE, BUTTON, KEY = 0, 1, 2
+KEYPAD = (0xFF80, 0xFFBD)  # KP_Space .. KP_Equal
 
 
 class XTestInput(Input):
@@ -101,6 +106,91 @@ class XTestInput(Input):
             if shifted:
                 self._fake(X.KeyRelease, shift)
         self._sync()
+
+    # -- raw batches ------------------------------------------------------------------------
+    def pointer(self) -> tuple[int, int]:
+        """Return where the pointer is now (one round trip).
+
+        Returns
+        -------
+        tuple of int
+            ``(x, y)`` in root-window pixels.
+        """
+        return self._query_pointer()
+
+    def send(self, ops: Sequence[tuple]) -> None:
+        """Send a batch of raw events; when this returns the server has processed all of them.
+
+        Operations: ``(MOVE, x, y)``, ``(BUTTON, button, press)`` (buttons 1-9: 4-7 are the
+        wheel), ``(KEY, keysym, press, shift)``. Coordinates must already be on the screen. A
+        key press presses a keycode of the keysym (``_resolve``), with shift pressed before it
+        and released right after it when ``shift`` says so, as pyautogui does; a release
+        releases the same keycode. Keysyms absent from the keymap get a spare keycode (all of
+        the batch's at once, before any event).
+
+        Parameters
+        ----------
+        ops : sequence of tuple
+            The operations, in order; checked by the caller (this is the raw layer under
+            the batches of the pyautogui drop-in and of the agent tools).
+        """
+        self._send(ops)
+
+    @server_call
+    def _query_pointer(self) -> tuple[int, int]:
+        request = xrequest.QueryPointer(display=self._x.display, defer=True, window=self._root)
+        reply = wait_reply(self._x, request, self.timeout)
+        self._handle_events()
+        return reply.root_x, reply.root_y
+
+    @server_call
+    def _send(self, ops: Sequence[tuple]) -> None:
+        keysyms = [op[1] for op in ops if op[0] == KEY]
+        if keysyms:
+            self._premap(keysyms)
+        shift_code = None
+        for op in ops:
+            kind = op[0]
+            if kind == MOVE:
+                self._motion(op[1], op[2])
+            elif kind == BUTTON:
+                self._fake(X.ButtonPress if op[2] else X.ButtonRelease, op[1])
+            else:
+                _, keysym, press, shift = op
+                keycode, shifted = self._resolve(keysym, shift)
+                if not press:
+                    self._fake(X.KeyRelease, keycode)
+                    continue
+                if shifted:
+                    shift_code = shift_code or self._shift_keycode()
+                    self._fake(X.KeyPress, shift_code)
+                    self._fake(X.KeyPress, keycode)
+                    self._fake(X.KeyRelease, shift_code)
+                else:
+                    self._fake(X.KeyPress, keycode)
+        self._sync()
+
+    def _resolve(self, keysym: int, shift: bool) -> tuple[int, bool]:
+        """(keycode, press shift with it) for a keysym that pyautogui types with ``shift``.
+
+        pyautogui's choice where it types the keysym: the keymap's first keycode for it (lowest
+        level, then lowest code), shift as asked; keypad keys are pressed as they are (their
+        level follows NumLock). Where that choice types another symbol (``<`` on the 105-key
+        LSGT key, whose shifted level is ``>``), a keycode with the keysym at the asked level,
+        else at the other level; absent from the keymap, a scratch keycode.
+        """
+        levels = [(code, index) for code, index in self._x.keysym_to_keycodes(keysym) if index < 2]
+        if not levels:
+            return self._keycode_for(keysym)  # a scratch keycode (mapped by _premap)
+        first = levels[0][0]
+        unshifted = self._x.keycode_to_keysym(first, 0)
+        typed = (self._x.keycode_to_keysym(first, 1) or unshifted) if shift else unshifted
+        if typed == keysym or KEYPAD[0] <= keysym <= KEYPAD[1]:
+            return first, shift
+        for code, index in levels:
+            if index == int(shift):
+                return code, shift
+        return first, bool(levels[0][1])
 
     # -- XTest plumbing ---------------------------------------------------------------------
     # FakeInput packed here: python-xlib's generic request encoder costs ~20 us an event, most
