@@ -18,7 +18,7 @@ import pytest
 from tests.support.source_tree import SUITES_DIR
 
 #: name -> the release whose suite is the measure of the drop-in.
-SUITES = {"mss": "10.2.0", "pillow": "13.0.0", "pyautogui": "0.9.54"}
+SUITES = {"mss": "10.2.0", "pillow": "13.0.0", "pyautogui": "0.9.54", "openai-agents": "0.24.0"}
 
 
 def suite_dir(name: str) -> Path:
