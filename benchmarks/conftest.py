@@ -58,6 +58,13 @@ REPORT_OPERATIONS = (
     "env step (policy hits the red target)",
     "env reset",
     "DevTools evaluate round trip",
+    # bench_tools.py: one agent action through the tools against the originals' executors.
+    "Claude tool: click + screenshot, 1080p -> FWXGA",
+    "Claude tool: type 50 chars + screenshot",
+    "Claude tool: scroll 3 + screenshot",
+    "Claude tool: screenshot, 1080p -> FWXGA",
+    "Claude tool: screenshot, 1920x1200 -> WXGA",
+    "OpenAI computer: click + screenshot, 1080p",
 )
 # Other memory an agent loop touches between two grabs (the resized image, overlays, PNG
 # buffers, the model's work): more than the last-level cache of these machines.

@@ -25,7 +25,7 @@ from typing import TypeVar
 import numpy as np
 
 from mantis_fast._closing import Closing
-from mantis_fast.errors import ConnectionLostError, NoDisplayError
+from mantis_fast.errors import ConnectionLostError, NoDisplayError, ServerHungError
 from mantis_fast.pixels.encode import PngEncoder
 from mantis_fast.pixels.image import resize
 from mantis_fast.x11.capture import Capture
@@ -180,14 +180,19 @@ def forget(display: str) -> None:
 
 
 def on_desktop(display: str, work: Callable[[ToolDesktop], T]) -> T:
-    """``work(desktop_for(display))``; a lost server closes the shared desktop so that the next
-    call connects afresh (to a restarted server), and the error goes to the caller."""
+    """``work(desktop_for(display))``. When a desktop opened by an earlier call finds its server
+    gone (not hung), ``work`` runs once more on a fresh connection, as the mss and pyautogui
+    drop-ins do: the first call after a server restart works (nothing reached the gone server).
+    A loss on a fresh connection closes it and goes to the caller."""
+    reused = display in _desktops and not _desktops[display].closed
     desktop = desktop_for(display)
     try:
         return work(desktop)
-    except ConnectionLostError:
+    except ConnectionLostError as exc:
         forget(display)
-        raise
+        if not reused or isinstance(exc, ServerHungError):
+            raise
+    return on_desktop(display, work)
 
 
 @atexit.register

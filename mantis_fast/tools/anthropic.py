@@ -463,22 +463,13 @@ class BaseComputerTool:
                 raise ToolError(f"coordinate is required for {action}")
             if text is not None:
                 raise ToolError(f"text is not accepted for {action}")
-            size = self._screen_size()
             if action == "mouse_move":
-                point = self.validate_and_get_coordinates(coordinate, size)
-                return self._act([_xdo.clamp_point(*point, size)])
+                return self._act([self._motion(coordinate)])
             if args["start_coordinate"] is None:
                 raise ToolError(f"start_coordinate is required for {action}")
-            start = self.validate_and_get_coordinates(args["start_coordinate"], size)
-            end = self.validate_and_get_coordinates(coordinate, size)
-            return self._act(
-                [
-                    _xdo.clamp_point(*start, size),
-                    *_xdo.click_ops(1, 1)[:1],
-                    _xdo.clamp_point(*end, size),
-                    *_xdo.click_ops(1, 1)[1:],
-                ]
-            )
+            press, release = _xdo.click_ops(1, 1)
+            start = self._motion(args["start_coordinate"])
+            return self._act([start, press, self._motion(coordinate), release])
         if action in ("key", "type"):
             if text is None:
                 raise ToolError(f"text is required for {action}")
@@ -522,18 +513,27 @@ class BaseComputerTool:
         except MantisError as exc:
             raise ToolError(f"{exc} in {shown(text)}") from None
 
+    def _motion(self, coordinate: Any) -> Callable[[tuple[int, int]], tuple]:
+        """A pointer motion to the model's ``coordinate``, made once the screen size is known:
+        on the connection that sends it, so a restarted or resized screen is scaled right."""
+        return lambda size: _xdo.clamp_point(
+            *self.validate_and_get_coordinates(coordinate, size), size
+        )
+
     # -- doing it ---------------------------------------------------------------------------
-    def _act(self, ops: list[tuple]) -> Callable[[], Any]:
-        """The plan of an input action: send ``ops``, settle, screenshot."""
+    def _act(self, ops: list[Any]) -> Callable[[], Any]:
+        """The plan of an input action: send ``ops`` (an op, or a function of the screen size
+        that makes one), settle, screenshot."""
 
         async def run() -> ToolResult:
             return await self._in_thread(lambda desktop: self._send_and_shoot(desktop, ops))
 
         return run
 
-    def _send_and_shoot(self, desktop: ToolDesktop, ops: list[tuple]) -> ToolResult:
+    def _send_and_shoot(self, desktop: ToolDesktop, ops: list[Any]) -> ToolResult:
         if ops:
-            desktop.send(ops)
+            size = desktop.size  # every op is made (and checked) before any is sent
+            desktop.send([op(size) if callable(op) else op for op in ops])
         desktop.settle(self._screenshot_delay)
         return ToolResult(base64_image=self._png_base64(desktop))
 
@@ -658,10 +658,7 @@ class ComputerTool20250124(BaseComputerTool):
     def _plan_click(self, action: str, text: Any, coordinate: Any, key: Any) -> Callable[[], Any]:
         if text is not None:
             raise ToolError(f"text is not accepted for {action}")
-        ops: list[tuple] = []
-        if coordinate is not None:
-            size = self._screen_size()
-            ops.append(_xdo.clamp_point(*self.validate_and_get_coordinates(coordinate, size), size))
+        ops = [] if coordinate is None else [self._motion(coordinate)]
         held = self._held(key)
         button, count = CLICK_BUTTONS[action]
         return self._act(
@@ -678,10 +675,7 @@ class ComputerTool20250124(BaseComputerTool):
             raise ToolError(f"scroll_amount={amount!r} must be a non-negative int")
         if amount > MAX_SCROLL_AMOUNT:
             raise ToolError(f"scroll_amount={amount!r} is too large: at most {MAX_SCROLL_AMOUNT}")
-        ops: list[tuple] = []
-        if coordinate is not None:
-            size = self._screen_size()
-            ops.append(_xdo.clamp_point(*self.validate_and_get_coordinates(coordinate, size), size))
+        ops = [] if coordinate is None else [self._motion(coordinate)]
         held = self._held(text)  # the demo holds ``text`` as keys during a scroll
         return self._act(
             [
@@ -742,16 +736,16 @@ class ComputerTool20251124(ComputerTool20250124):
             raise ToolError(f"{region=} must be a tuple of 4 coordinates (x0, y0, x1, y1)")
         if not all(type(c) is int and c >= 0 for c in region):
             raise ToolError(f"{region=} must contain non-negative integers")
-        size = self._screen_size()
-        x0, y0 = self.scale_coordinates(ScalingSource.API, region[0], region[1], size)
-        x1, y1 = self.scale_coordinates(ScalingSource.API, region[2], region[3], size)
-        x0, x1 = min(x0, size[0]), min(x1, size[0])
-        y0, y1 = min(y0, size[1]), min(y1, size[1])
-        if x1 <= x0 or y1 <= y0:
-            raise ToolError(f"{region=} is empty on the {size[0]}x{size[1]} screen")
 
         async def run() -> ToolResult:
             def zoomed(desktop: ToolDesktop) -> ToolResult:
+                size = desktop.size
+                x0, y0 = self.scale_coordinates(ScalingSource.API, region[0], region[1], size)
+                x1, y1 = self.scale_coordinates(ScalingSource.API, region[2], region[3], size)
+                x0, x1 = min(x0, size[0]), min(x1, size[0])
+                y0, y1 = min(y0, size[1]), min(y1, size[1])
+                if x1 <= x0 or y1 <= y0:
+                    raise ToolError(f"{region=} is empty on the {size[0]}x{size[1]} screen")
                 png = desktop.png(region=(x0, y0, x1 - x0, y1 - y0), cursor=self._cursor)
                 return ToolResult(base64_image=base64.b64encode(png).decode("ascii"))
 

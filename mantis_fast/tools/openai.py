@@ -48,8 +48,9 @@ except ImportError:
 
 #: The Responses API's buttons as X buttons (8 and 9 are the side buttons: back, forward).
 BUTTONS = {"left": 1, "right": 3, "wheel": 2, "middle": 2, "back": 8, "forward": 9}
-#: Pixels Chromium on X11 scrolls for one wheel click (docs/tools.md: measured).
-SCROLL_PIXELS_PER_CLICK = 53
+#: Pixels Chromium on X11 scrolls for one wheel click (Chromium 156; measured by
+#: tests/tools/test_tools_chromium.py).
+SCROLL_PIXELS_PER_CLICK = 120
 MAX_SCROLL_CLICKS = 10_000
 MAX_TEXT = 100_000  # characters of one ``type``
 MAX_WAIT_MS = 100_000

@@ -22,7 +22,12 @@ def message(turn: Any, number: int) -> dict[str, Any]:
         stop = "end_turn"
     else:
         content = [
-            {"type": "tool_use", "id": f"toolu_{number}_{i}", "name": "computer", "input": tool_input}
+            {
+                "type": "tool_use",
+                "id": f"toolu_{number}_{i}",
+                "name": "computer",
+                "input": tool_input,
+            }
             for i, tool_input in enumerate(turn)
         ]
         stop = "tool_use"
@@ -47,7 +52,7 @@ class StubMessages:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the handler's protocol)
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests.append(body)
                 turn = stub.script.pop(0) if stub.script else "done"

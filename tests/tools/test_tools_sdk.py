@@ -65,7 +65,9 @@ async def _sampling_loop(client: Any, tool: claude.BaseComputerTool) -> list[dic
             tools=[tool.to_params()],
             betas=["computer-use-2025-01-24"],
         )
-        messages.append({"role": "assistant", "content": [b.model_dump() for b in response.content]})
+        messages.append(
+            {"role": "assistant", "content": [b.model_dump() for b in response.content]}
+        )
         results = []
         for block in response.content:
             if block.type != "tool_use":
@@ -85,7 +87,12 @@ def test_a_scripted_claude_conversation_runs_through_the_anthropic_client(xvfb, 
     script = [
         [{"action": "left_click", "coordinate": [683, 384]}, {"action": "type", "text": "hi"}],
         [
-            {"action": "scroll", "coordinate": [10, 10], "scroll_direction": "down", "scroll_amount": 2},
+            {
+                "action": "scroll",
+                "coordinate": [10, 10],
+                "scroll_direction": "down",
+                "scroll_amount": 2,
+            },
             {"action": "teleport"},
         ],
     ]
@@ -144,7 +151,9 @@ def test_an_agents_sdk_agent_drives_our_async_computer(xvfb, xrecord):
         content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
     )
     model = ScriptedModel(steps=[[call], [done]])
-    agent = agents.Agent(name="desktop", model=model, tools=[agents.ComputerTool(computer=computer)])
+    agent = agents.Agent(
+        name="desktop", model=model, tools=[agents.ComputerTool(computer=computer)]
+    )
     config = agents.RunConfig(tracing_disabled=True)
     result = asyncio.run(agents.Runner.run(agent, "right-click there", run_config=config))
     assert result.final_output == "done"
@@ -177,7 +186,16 @@ def test_openai_agents_own_computer_tests_pass_on_ours(tmp_path):
     suite = suite_dir("openai-agents")
     (tmp_path / "mantis_agents_plugin.py").write_text(textwrap.dedent(PLUGIN))
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mantis_agents_plugin"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "mantis_agents_plugin",
+    ]
     run = subprocess.run(
         [*command, "tests/test_computer_action.py"],
         cwd=suite,
