@@ -61,7 +61,18 @@ def test_the_extras_install_what_their_layers_check() -> None:
     assert extra_projects("gym") == {"gymnasium"}
     assert extra_projects("ray") == {"gymnasium", "ray"}
     assert extra_projects("miniwob") == {"gymnasium", "miniwob"}
-    assert extra_projects("all") == {"aiohttp", "httpx", "tomli", "gymnasium", "ray", "miniwob"}
+    assert extra_projects("anthropic") == {"anthropic"}
+    assert extra_projects("openai") == {"openai-agents"}
+    assert extra_projects("all") == {
+        "aiohttp",
+        "httpx",
+        "tomli",
+        "gymnasium",
+        "ray",
+        "miniwob",
+        "anthropic",
+        "openai-agents",
+    }
     for extra, modules in EXTRAS.items():  # mantis_fast._extras names the same modules
         assert set(modules) <= extra_projects(extra), extra
 

@@ -20,15 +20,14 @@ PAGE = (
 
 
 def _scrolled(browser: Chromium, axis: str, before: float) -> float:
-    """The page's offset once smooth scrolling has stopped moving it."""
-    deadline, last = time.monotonic() + 5, None
+    """The page's offset once smooth scrolling has stopped moving it (the same for 0.3 s)."""
+    deadline, seen = time.monotonic() + 10, []
     while time.monotonic() < deadline:
-        now = browser.evaluate(f"window.{axis}")
-        if now == last and now != before:
-            return now
-        last = now
+        seen.append(browser.evaluate(f"window.{axis}"))
+        if len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3] != before:
+            break
         time.sleep(0.15)
-    return last
+    return seen[-1]
 
 
 @pytest.mark.parametrize(("axis", "pixels"), [("scrollY", (0, 360)), ("scrollX", (240, 0))])
@@ -39,7 +38,11 @@ def test_scroll_pixels_become_wheel_clicks_that_chromium_scrolls_by(axis, pixels
     ):
         browser.wait_until_loaded()
         computer = openai.Computer(xvfb.display)
-        browser.evaluate("addEventListener('mousemove', () => { window.hovered = true })")
+        browser.evaluate(
+            "addEventListener('mousemove', () => { window.hovered = true });"
+            "window.wheels = [];"
+            "addEventListener('wheel', e => window.wheels.push([e.deltaX, e.deltaY]))"
+        )
         deadline = time.monotonic() + 10  # until the page takes pointer input
         while not browser.evaluate("window.hovered === true") and time.monotonic() < deadline:
             computer.move(600 + int(time.monotonic() * 10) % 20, 360)
@@ -47,5 +50,6 @@ def test_scroll_pixels_become_wheel_clicks_that_chromium_scrolls_by(axis, pixels
         assert browser.evaluate(f"window.{axis}") == 0
         computer.scroll(640, 360, *pixels)
         computer.screenshot()
-        assert _scrolled(browser, axis, 0) == max(pixels)
+        scrolled = _scrolled(browser, axis, 0)
+        assert scrolled == max(pixels), browser.evaluate("JSON.stringify(window.wheels)")
         assert max(pixels) % openai.SCROLL_PIXELS_PER_CLICK == 0
