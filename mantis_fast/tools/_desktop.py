@@ -28,8 +28,9 @@ from mantis_fast._closing import Closing
 from mantis_fast.errors import ConnectionLostError, NoDisplayError, ServerHungError
 from mantis_fast.pixels.encode import PngEncoder
 from mantis_fast.pixels.image import resize
+from mantis_fast.pixels.memcopy import owned_copy
 from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.cursor import draw_cursor
+from mantis_fast.x11.cursor import CursorImage, draw_cursor
 from mantis_fast.x11.input.xtest import XTestInput
 from mantis_fast.x11.settle import InputSettle
 
@@ -96,15 +97,23 @@ class ToolDesktop(Closing):
         with self.lock:
             self.capture.settle_after_input(self.settle_window)
 
-    def frame(self, *, cursor: bool) -> np.ndarray:
-        """The screen now, uint8 ``(H, W, 4)`` BGRX; with the pointer drawn in when ``cursor``."""
+    def settle_and_png(
+        self, delay: float | None, size: tuple[int, int] | None = None, *, cursor: bool = False
+    ) -> bytes:
+        """``settle(delay)``, then ``png(size, cursor=cursor)``; with the learned settle the
+        screenshot is taken and encoded while the quiet window runs (again if the screen
+        changed after it), so the encode costs no time of its own when the app is done."""
+        if delay is not None:
+            self.settle(delay)
+            return self.png(size, cursor=cursor)
+        shot: list[bytes] = []
+
+        def observe(frame: np.ndarray, pointer: CursorImage | None) -> None:
+            shot[:] = [self._encode(self._composed(frame, pointer), size)]
+
         with self.lock:
-            if not cursor:
-                return self.capture.grab()
-            frame = self.capture.grab(copy=True)
-            pointer = self.capture.cursor()
-            draw_cursor(frame, pointer.pixels, pointer.left, pointer.top)
-            return frame
+            self.capture.settle_after_input(self.settle_window, observe, cursor=cursor)
+        return shot[0]
 
     def png(
         self,
@@ -116,21 +125,35 @@ class ToolDesktop(Closing):
         """The screen (or ``region``, ``(x, y, w, h)``) as a PNG, resized to ``size`` by the
         exact area average when a size is given."""
         with self.lock:
-            frame = self.frame(cursor=cursor)
+            frame = self.capture.grab()
+            pointer = self.capture.cursor() if cursor else None
+            frame = self._composed(frame, pointer)
             if region is not None:
                 x, y, w, h = region
                 frame = frame[y : y + h, x : x + w]
-            height, width = frame.shape[:2]
-            if size is not None and size != (width, height):
-                image, src_format = resize(frame, size, out_format="RGB"), "RGB"
-            else:
-                image, src_format = frame, "BGRX"
-            key = image.shape[1], image.shape[0]
-            encoder = self._encoders.get(key)
-            if encoder is None:
-                self._encoders.clear()  # one stream of one size at a time
-                encoder = self._encoders[key] = PngEncoder()
-            return encoder.encode(image, src_format=src_format)
+            return self._encode(frame, size)
+
+    @staticmethod
+    def _composed(frame: np.ndarray, pointer: CursorImage | None) -> np.ndarray:
+        """The frame with the pointer drawn in (a copy), or the frame itself without one."""
+        if pointer is None:
+            return frame
+        frame = owned_copy(frame)
+        draw_cursor(frame, pointer.pixels, pointer.left, pointer.top)
+        return frame
+
+    def _encode(self, frame: np.ndarray, size: tuple[int, int] | None) -> bytes:
+        height, width = frame.shape[:2]
+        if size is not None and size != (width, height):
+            image, src_format = resize(frame, size, out_format="RGB"), "RGB"
+        else:
+            image, src_format = frame, "BGRX"
+        key = image.shape[1], image.shape[0]
+        encoder = self._encoders.get(key)
+        if encoder is None:
+            self._encoders.clear()  # one stream of one size at a time
+            encoder = self._encoders[key] = PngEncoder()
+        return encoder.encode(image, src_format=src_format)
 
     def png_base64(self, size: tuple[int, int] | None = None, **options: object) -> str:
         """``png(...)`` as base64 text, what both providers' APIs carry."""

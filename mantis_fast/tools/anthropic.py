@@ -534,16 +534,21 @@ class BaseComputerTool:
         if ops:
             size = desktop.size  # every op is made (and checked) before any is sent
             desktop.send([op(size) if callable(op) else op for op in ops])
-        desktop.settle(self._screenshot_delay)
-        return ToolResult(base64_image=self._png_base64(desktop))
+        png = desktop.settle_and_png(
+            self._screenshot_delay, self._scaled(desktop), cursor=self._cursor
+        )
+        return ToolResult(base64_image=base64.b64encode(png).decode("ascii"))
 
     def _type(self, text: str) -> Callable[[], Any]:
         return self._act(_xdo.type_ops(text))
 
-    def _png_base64(self, desktop: ToolDesktop, **options: Any) -> str:
+    def _scaled(self, desktop: ToolDesktop) -> tuple[int, int]:
+        """The size of the model's image of the screen now."""
         size = desktop.size
-        scaled = self.scale_coordinates(ScalingSource.COMPUTER, *size, size=size)
-        return desktop.png_base64(scaled, cursor=self._cursor, **options)
+        return self.scale_coordinates(ScalingSource.COMPUTER, *size, size=size)
+
+    def _png_base64(self, desktop: ToolDesktop) -> str:
+        return desktop.png_base64(self._scaled(desktop), cursor=self._cursor)
 
     async def screenshot(self) -> ToolResult:
         """Take a screenshot of the screen, scaled as the model sees it.

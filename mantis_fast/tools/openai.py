@@ -20,6 +20,7 @@ points off the screen are clamped as X clamps xdotool's. Refused input raises a 
 from __future__ import annotations
 
 import asyncio
+import base64
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -87,9 +88,10 @@ class _Driver:
 
     def screenshot(self) -> str:
         def shoot(desktop: ToolDesktop) -> str:
-            if self._unsettled:
-                desktop.settle()
+            if self._unsettled:  # an input since the last screenshot: wait for the screen
+                png = desktop.settle_and_png(None)
                 self._unsettled = False
+                return base64.b64encode(png).decode("ascii")
             return desktop.png_base64()
 
         return self.on_desktop(shoot)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import select
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -371,19 +371,20 @@ class Capture(XClient):
         with self._lock:
             self._check_open()
             try:
-                with self._bounded():
-                    if self._xfixes is None:
-                        try:
-                            self._xfixes = xfixes_version(self._x)
-                        except XFixesUnavailable as exc:
-                            self._xfixes = str(exc)
-                    if isinstance(self._xfixes, str):
-                        raise CaptureError(
-                            f"cannot read the cursor on {self.display_name}: {self._xfixes}"
-                        )
-                    return read_cursor(self._x, self._root)
+                return self._cursor_locked()
             except GONE as exc:
                 raise self._lost(exc) from None
+
+    def _cursor_locked(self) -> CursorImage:
+        with self._bounded():
+            if self._xfixes is None:
+                try:
+                    self._xfixes = xfixes_version(self._x)
+                except XFixesUnavailable as exc:
+                    self._xfixes = str(exc)
+            if isinstance(self._xfixes, str):
+                raise CaptureError(f"cannot read the cursor on {self.display_name}: {self._xfixes}")
+            return read_cursor(self._x, self._root)
 
     # -- grabbing ---------------------------------------------------------------------------
     def grab(self, region: Sequence[int] | None = None, copy: bool = False) -> np.ndarray:
@@ -1075,7 +1076,13 @@ class Capture(XClient):
             except GONE as exc:
                 raise self._lost(exc) from None
 
-    def settle_after_input(self, window: InputSettle) -> Settled:
+    def settle_after_input(
+        self,
+        window: InputSettle,
+        observe: Callable[[np.ndarray, CursorImage | None], object] | None = None,
+        *,
+        cursor: bool = False,
+    ) -> Settled:
         """Wait until the screen has taken in an input that was just dispatched.
 
         With DAMAGE tracking: the input's first damage, then a quiet window learned from the
@@ -1087,6 +1094,14 @@ class Capture(XClient):
         window : InputSettle
             The limits, and what was learned of the app so far; with DAMAGE tracking this call
             learns into it and reports there (``window.last``).
+        observe : callable, optional
+            ``observe(frame, pointer)``: the screen grabbed (a view, valid during the call)
+            and, with ``cursor``, the pointer's image then (else None). With DAMAGE tracking it
+            runs while the quiet window runs, again whenever the screen changed after its
+            grab: the caller's work on the frame (a resize, an encode) overlaps the wait. By
+            the return, its last call had the settled screen.
+        cursor : bool, default False
+            Read the pointer for ``observe`` (XFixes, one round trip).
 
         Returns
         -------
@@ -1103,10 +1118,21 @@ class Capture(XClient):
         """
         with self._lock:
             self._check_open()
+
+            def grab_and_observe() -> None:
+                assert observe is not None
+                frame, where, bands = self._grab_locked(None)
+                self._change = (self._change[0] + 1, where, bands)
+                observe(frame, self._cursor_locked() if cursor else None)
+
+            seen = None if observe is None else grab_and_observe
             try:
                 if self._damage is not None:
-                    return settle_after_input(self._damage_link(self._damage), window)
-                return settle_by_frames(self._settle_grab, window.timeout, window.quiet_ms / 1e3)
+                    return settle_after_input(self._damage_link(self._damage), window, seen)
+                settled = settle_by_frames(self._settle_grab, window.timeout, window.quiet_ms / 1e3)
+                if seen is not None:
+                    seen()
+                return settled
             except GONE as exc:
                 raise self._lost(exc) from None
 

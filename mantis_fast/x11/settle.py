@@ -216,10 +216,17 @@ def _marked(link: DamageLink, start: float, settled: Settled) -> Settled:
 
 
 # -- after an input (X11GymEnv.step) ---------------------------------------------------------
-def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
+def settle_after_input(
+    link: DamageLink, window: InputSettle, observe: Callable[[], object] | None = None
+) -> Settled:
     """After an input was dispatched: wait up to ``window.first_s`` for its first damage (none:
     it changed nothing, stable), then until no damage for ``window.quiet_s``; at most
-    ``window.timeout``. Learns into ``window`` and reports there (``window.last``)."""
+    ``window.timeout``. Learns into ``window`` and reports there (``window.last``).
+
+    ``observe`` (a grab and whatever the caller does with the frame) overlaps the quiet window:
+    it runs as soon as the damage in hand is taken in, and again whenever damage comes after it;
+    by the return, its last run saw the settled screen (once more at the end if it had not run
+    since the last damage). Damage its own grab took in restarts the quiet window."""
     start = time.monotonic()
     tracker = link.tracker
     events_before = tracker.events
@@ -241,6 +248,7 @@ def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
     last_change: float | None = now if stamps else (start if early else None)
     latency = now - start if stamps else None
     socket = link.xdisplay.display.socket
+    observed = False  # observe ran since the last damage taken in
     while True:
         now = time.monotonic()
         if last_change is None:
@@ -251,6 +259,21 @@ def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
             deadline = last_change + quiet
         if stable or now - start >= window.timeout:
             break
+        if observe is not None and last_change is not None and not observed:
+            seen = tracker.events
+            observe()
+            observed = True
+            if tracker.events != seen:  # its grab took damage in (and has it): quiet from now
+                last_change = time.monotonic()
+            read_available(link.xdisplay)  # damage that came while it ran came after its grab
+            new = _take_in(link)
+            if new:
+                stamps += new
+                last_change, observed = time.monotonic(), False
+            if new or tracker.events != seen:
+                tracker.subtract()
+                link.xdisplay.flush()
+            continue
         wake = min(deadline, start + window.timeout) - now
         readable, _, _ = select.select([socket], [], [], max(wake, 0))
         if readable:
@@ -259,6 +282,7 @@ def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
             if new:
                 stamps += new
                 last_change = time.monotonic()
+                observed = False
                 if latency is None:
                     latency = last_change - start
                 tracker.subtract()
@@ -272,7 +296,10 @@ def settle_after_input(link: DamageLink, window: InputSettle) -> Settled:
     )
     window.record(latency_ms, largest)
     changes = tracker.events - events_before
-    return _marked(link, start, Settled(stable, now - start, changes))
+    settled = _marked(link, start, Settled(stable, now - start, changes))
+    if observe is not None and not observed:
+        observe()
+    return settled
 
 
 def _signed_ms(difference: int) -> int:
