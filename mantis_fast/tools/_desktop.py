@@ -97,6 +97,12 @@ class ToolDesktop(Closing):
         with self.lock:
             self.capture.settle_after_input(self.settle_window)
 
+    def wait_until_quiet(self) -> None:
+        """Wait until the screen has not changed for the settle's quiet window (at most its
+        timeout): what ``wait`` means when no input was just sent."""
+        with self.lock:
+            self.capture.wait_until_stable(SETTLE_TIMEOUT_S, SETTLE_QUIET_MS)
+
     def settle_and_png(
         self, delay: float | None, size: tuple[int, int] | None = None, *, cursor: bool = False
     ) -> bytes:

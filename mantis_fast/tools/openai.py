@@ -138,9 +138,7 @@ class _Driver:
 
     def wait(self, ms: Any) -> None:
         if ms is None and self._wait_ms is None:  # the screen's own pace: until it is quiet
-            self.on_desktop(
-                lambda desktop: desktop.capture.wait_until_stable(timeout=2.0, quiet_ms=60)
-            )
+            self.on_desktop(lambda desktop: desktop.wait_until_quiet())
             return
         ms = self._wait_ms if ms is None else ms
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= MAX_WAIT_MS:
