@@ -412,6 +412,8 @@ def test_run_computer_call_runs_batched_actions_and_hands_back_safety_checks(xvf
         "actions": [
             {"type": "click", "x": 100, "y": 120, "button": "left", "keys": ["shift"]},
             {"type": "type", "text": "ok"},
+            {"type": "wait"},
+            {"type": "wait", "ms": 10},
         ],
         "pending_safety_checks": [
             {"id": "sc_1", "code": "malicious_instructions", "message": "sure?"}
