@@ -2,9 +2,9 @@
 # module is built without -mavx2, so every function of the header carries
 # __attribute__((target("avx2"))) and runs only after mantis_avx2_supported() said yes at run
 # time; the compiler ends each one with VZEROUPPER, so the legacy-SSE code after it pays no
-# transition penalty. Elsewhere MANTIS_AVX2 is 0 and the functions are empty stubs that are never
-# called. Every kernel is checked against an exact reference in tests/pixels/test_image.py, next to the
-# SSE2 and Cython rows.
+# transition penalty. Elsewhere MANTIS_AVX2 is 0 and the functions are empty stubs that are
+# never called. Every kernel is checked against an exact reference in
+# tests/pixels/test_image.py, next to the SSE2 and Cython rows.
 
 from libc.stdint cimport int16_t, int32_t, uint8_t, uint16_t, uint32_t
 
