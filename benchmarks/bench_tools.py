@@ -186,6 +186,10 @@ def test_claude_tool(benchmark, report_as, screen, who, action) -> None:
         "demo": "computer-use demo's path, delay-free (xdotool + scrot + convert)",
         "demo-with-delay": "computer-use demo's path as it ships (2 s sleep)",
     }[who]
+    if who == "demo" and action == "type":
+        label = "computer-use demo's path (xdotool type --delay 12, 50 a chunk; scrot + convert)"
+    elif who == "demo" and action == "screenshot":
+        label = "computer-use demo's screenshot (scrot -p + convert -resize)"
     report_as(CLAUDE_OPS[action], "subject" if who == "mantis_fast" else "peer", label)
     if who == "mantis_fast":
         tool = anthropic.ComputerTool20250124(display=screen.display)
@@ -208,7 +212,7 @@ def test_claude_screenshot_wxga(benchmark, report_as, screen_1200, who) -> None:
             "screenshot"
         ]
     else:
-        report_as(op, "peer", "computer-use demo's screenshot (scrot + convert)")
+        report_as(op, "peer", "computer-use demo's screenshot (scrot -p + convert -resize)")
         run = DemoPath(screen_1200.display, (1280, 800), 0.0).screenshot
     benchmark.group = op
     benchmark.pedantic(
