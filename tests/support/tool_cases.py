@@ -79,6 +79,17 @@ ANTHROPIC_CASES: list[tuple[str, str, dict[str, Any]]] = [
         "20250124",
         {"action": "scroll", "scroll_direction": "right", "scroll_amount": 0},
     ),
+    (
+        "scroll-right-shift",
+        "20250124",
+        {
+            "action": "scroll",
+            "coordinate": [20, 700],
+            "scroll_direction": "right",
+            "scroll_amount": 2,
+            "text": "shift",
+        },
+    ),
     ("key-Return", "20241022", {"action": "key", "text": "Return"}),
     ("key-chord", "20241022", {"action": "key", "text": "ctrl+shift+t"}),
     ("key-sequence", "20241022", {"action": "key", "text": "ctrl+a BackSpace"}),

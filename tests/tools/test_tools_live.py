@@ -443,3 +443,19 @@ def test_run_computer_call_runs_batched_actions_and_hands_back_safety_checks(xvf
         ("ButtonRelease", 1),
     ]
     assert [e[1] for e in events if e[0] == "KeyPress"][1:] == [ord("o"), ord("k")]
+
+
+def test_openai_buttons_are_x_buttons_and_keys_are_held(xvfb, recorder):
+    computer = openai.Computer(xvfb.display)
+    for button, number in (("back", 8), ("forward", 9), ("wheel", 2), ("right", 3)):
+        events, _ = _events(recorder, lambda b=button: computer.click(300, 200, b, keys=["CTRL"]))
+        assert [(e[0], e[1]) for e in events] == [
+            ("Motion", 0),
+            ("KeyPress", 0xFFE3),
+            ("ButtonPress", number),
+            ("ButtonRelease", number),
+            ("KeyRelease", 0xFFE3),
+        ]
+    events, _ = _events(recorder, lambda: computer.scroll(10, 10, -240, 130))
+    presses = [e[1] for e in events if e[0] == "ButtonPress"]
+    assert presses == [5, 6, 6]  # 130 px down: one click (120 px); 240 px left: two
