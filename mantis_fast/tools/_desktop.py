@@ -3,8 +3,8 @@
 Both providers' tools (``anthropic``, ``openai``) act through a ``ToolDesktop``: a batch of raw
 input events sent with one round trip, then a wait for the screen to take the input in (the
 first damage it causes, then a quiet window learned from the app: milliseconds where the
-originals sleep a fixed 1-2 s), then the screenshot read from the framebuffer, resized exactly
-and PNG-encoded in process.
+originals sleep a fixed 1-2 s), during whose quiet window the screenshot is read from the
+framebuffer, resized exactly and PNG-encoded in process.
 
 ``desktop_for(display)`` shares one desktop per display name in a process (the demo builds its
 tools again for every conversation); one whose server was lost is replaced by a fresh one on
@@ -88,15 +88,6 @@ class ToolDesktop(Closing):
         with self.lock:
             self.input.send(ops)
 
-    def settle(self, delay: float | None = None) -> None:
-        """Wait for the screen to take in the input just sent: the learned settle, or a fixed
-        ``delay`` in seconds when one is given (the originals' behaviour)."""
-        if delay is not None:
-            time.sleep(delay)
-            return
-        with self.lock:
-            self.capture.settle_after_input(self.settle_window)
-
     def wait_until_quiet(self) -> None:
         """Wait until the screen has not changed for the settle's quiet window (at most its
         timeout): what ``wait`` means when no input was just sent."""
@@ -106,11 +97,13 @@ class ToolDesktop(Closing):
     def settle_and_png(
         self, delay: float | None, size: tuple[int, int] | None = None, *, cursor: bool = False
     ) -> bytes:
-        """``settle(delay)``, then ``png(size, cursor=cursor)``; with the learned settle the
-        screenshot is taken and encoded while the quiet window runs (again if the screen
-        changed after it), so the encode costs no time of its own when the app is done."""
+        """Wait for the screen to take in the input just sent, then ``png(size,
+        cursor=cursor)``. The wait is the learned settle (its first damage, then a quiet window
+        learned from the app), during whose quiet window the screenshot is taken and encoded
+        (again if the screen changed after it): when the app is done, the encode cost no time
+        of its own. A ``delay`` in seconds sleeps that long instead (the originals' way)."""
         if delay is not None:
-            self.settle(delay)
+            time.sleep(delay)
             return self.png(size, cursor=cursor)
         shot: list[bytes] = []
 
