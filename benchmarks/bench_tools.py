@@ -17,7 +17,8 @@ app answers a click:
   mousemove X Y click 1``, then ``import -window root png:- | base64 -w 0``.
 
 Ours waits for the screen to settle after the input (its damage events) where the originals
-sleep or do not wait at all.
+sleep or do not wait at all. Each member runs alone: our shared connections are closed before a
+peer's rounds.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import pytest
 
 from mantis_fast import Xvfb
 from mantis_fast.tools import anthropic, openai
+from mantis_fast.tools._desktop import forget
 
 # A window that repaints a large area on every click, key and wheel turn, as an app answers.
 APP = """
@@ -89,6 +91,16 @@ def _screen_with_app(size: tuple[int, int]) -> Iterator[Xvfb]:
             app.terminate()
             app.wait(5)
             app.stdout.close()
+
+
+@pytest.fixture(autouse=True)
+def alone(request):
+    """Every member runs alone: the connections our tools share per display (input, capture
+    with DAMAGE events) are closed after each benchmark, so none is open while a peer runs."""
+    yield
+    for name in ("screen", "screen_1200"):
+        if name in request.fixturenames:
+            forget(request.getfixturevalue(name).display)
 
 
 class DemoPath:

@@ -34,7 +34,16 @@ from mantis_fast.x11.cursor import CursorImage, draw_cursor
 from mantis_fast.x11.input.xtest import XTestInput
 from mantis_fast.x11.settle import InputSettle
 
-__all__ = ["SETTLE_QUIET_MS", "SETTLE_TIMEOUT_S", "ToolDesktop", "desktop_for", "forget"]
+__all__ = [
+    "SETTLE_QUIET_MS",
+    "SETTLE_TIMEOUT_S",
+    "ToolDesktop",
+    "as_base64",
+    "desktop_for",
+    "forget",
+    "on_desktop",
+    "resolve_display",
+]
 
 T = TypeVar("T")
 
@@ -154,10 +163,6 @@ class ToolDesktop(Closing):
             encoder = self._encoders[key] = PngEncoder()
         return encoder.encode(image, src_format=src_format)
 
-    def png_base64(self, size: tuple[int, int] | None = None, **options: object) -> str:
-        """``png(...)`` as base64 text, what both providers' APIs carry."""
-        return base64.b64encode(self.png(size, **options)).decode("ascii")  # type: ignore[arg-type]
-
     def close(self) -> None:
         """Close the input and the capture (idempotent)."""
         with self.lock:
@@ -167,6 +172,11 @@ class ToolDesktop(Closing):
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"<ToolDesktop {self.display} {state}>"
+
+
+def as_base64(png: bytes) -> str:
+    """A PNG as the base64 text both providers' APIs carry."""
+    return base64.b64encode(png).decode("ascii")
 
 
 _desktops: dict[str, ToolDesktop] = {}

@@ -23,7 +23,6 @@ scaled to its new size on the next call.
 from __future__ import annotations
 
 import asyncio
-import base64
 import math
 import os
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from typing import Any, ClassVar, Literal
 from mantis_fast._validate import shown
 from mantis_fast.errors import InvalidInputError, MantisError
 from mantis_fast.tools import _xdo
-from mantis_fast.tools._desktop import ToolDesktop, on_desktop, resolve_display
+from mantis_fast.tools._desktop import ToolDesktop, as_base64, on_desktop, resolve_display
 
 __all__ = [
     "MAX_SCALING_TARGETS",
@@ -484,14 +483,14 @@ class BaseComputerTool:
                 if not sequence:
                     raise ToolError(f"text must name at least one key, got {text!r}")
                 return self._act(_xdo.key_ops(sequence))
-            return self._type(text)
+            return self._act(_xdo.type_ops(text))
         if action in ("screenshot", "cursor_position"):
             if text is not None:
                 raise ToolError(f"text is not accepted for {action}")
             if coordinate is not None:
                 raise ToolError(f"coordinate is not accepted for {action}")
             if action == "screenshot":
-                return self._screenshot_now
+                return self.screenshot
             return self._cursor_position
         if action in CLICK_BUTTONS:
             return self._plan_click(action, text, coordinate, args["key"])
@@ -537,18 +536,12 @@ class BaseComputerTool:
         png = desktop.settle_and_png(
             self._screenshot_delay, self._scaled(desktop), cursor=self._cursor
         )
-        return ToolResult(base64_image=base64.b64encode(png).decode("ascii"))
-
-    def _type(self, text: str) -> Callable[[], Any]:
-        return self._act(_xdo.type_ops(text))
+        return ToolResult(base64_image=as_base64(png))
 
     def _scaled(self, desktop: ToolDesktop) -> tuple[int, int]:
         """The size of the model's image of the screen now."""
         size = desktop.size
         return self.scale_coordinates(ScalingSource.COMPUTER, *size, size=size)
-
-    def _png_base64(self, desktop: ToolDesktop) -> str:
-        return desktop.png_base64(self._scaled(desktop), cursor=self._cursor)
 
     async def screenshot(self) -> ToolResult:
         """Take a screenshot of the screen, scaled as the model sees it.
@@ -558,11 +551,10 @@ class BaseComputerTool:
         ToolResult
             ``base64_image``: the PNG, base64.
         """
-        return await self._screenshot_now()
-
-    async def _screenshot_now(self) -> ToolResult:
         return await self._in_thread(
-            lambda desktop: ToolResult(base64_image=self._png_base64(desktop))
+            lambda desktop: ToolResult(
+                base64_image=as_base64(desktop.png(self._scaled(desktop), cursor=self._cursor))
+            )
         )
 
     async def _cursor_position(self) -> ToolResult:
@@ -716,7 +708,7 @@ class ComputerTool20250124(BaseComputerTool):
     def _wait(self, duration: float) -> Callable[[], Any]:
         async def run() -> ToolResult:
             await asyncio.sleep(duration)
-            return await self._screenshot_now()
+            return await self.screenshot()
 
         return run
 
@@ -752,7 +744,7 @@ class ComputerTool20251124(ComputerTool20250124):
                 if x1 <= x0 or y1 <= y0:
                     raise ToolError(f"{region=} is empty on the {size[0]}x{size[1]} screen")
                 png = desktop.png(region=(x0, y0, x1 - x0, y1 - y0), cursor=self._cursor)
-                return ToolResult(base64_image=base64.b64encode(png).decode("ascii"))
+                return ToolResult(base64_image=as_base64(png))
 
             return await self._in_thread(zoomed)
 

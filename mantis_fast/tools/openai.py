@@ -20,7 +20,6 @@ points off the screen are clamped as X clamps xdotool's. Refused input raises a 
 from __future__ import annotations
 
 import asyncio
-import base64
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +28,7 @@ from typing import Any
 from mantis_fast._validate import shown
 from mantis_fast.errors import InvalidInputError, MantisError
 from mantis_fast.tools import _xdo
-from mantis_fast.tools._desktop import ToolDesktop, on_desktop, resolve_display
+from mantis_fast.tools._desktop import ToolDesktop, as_base64, on_desktop, resolve_display
 from mantis_fast.x11.input.keys import keysym_for_name
 
 __all__ = [
@@ -71,6 +70,8 @@ class _Driver:
     """The work behind both interfaces, synchronous: check, send one batch, settle, shoot."""
 
     def __init__(self, display: str | None, environment: str, wait_ms: float | None) -> None:
+        if wait_ms is not None:
+            _milliseconds(wait_ms, "wait_ms")
         self._display = display
         self.environment = environment
         self._wait_ms = wait_ms
@@ -89,10 +90,9 @@ class _Driver:
     def screenshot(self) -> str:
         def shoot(desktop: ToolDesktop) -> str:
             if self._unsettled:  # an input since the last screenshot: wait for the screen
-                png = desktop.settle_and_png(None)
                 self._unsettled = False
-                return base64.b64encode(png).decode("ascii")
-            return desktop.png_base64()
+                return as_base64(desktop.settle_and_png(None))
+            return as_base64(desktop.png())
 
         return self.on_desktop(shoot)
 
@@ -140,10 +140,7 @@ class _Driver:
         if ms is None and self._wait_ms is None:  # the screen's own pace: until it is quiet
             self.on_desktop(lambda desktop: desktop.wait_until_quiet())
             return
-        ms = self._wait_ms if ms is None else ms
-        if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= MAX_WAIT_MS:
-            raise InvalidInputError(f"ms must be milliseconds in 0..{MAX_WAIT_MS}, got {shown(ms)}")
-        time.sleep(ms / 1000)
+        time.sleep(_milliseconds(self._wait_ms if ms is None else ms, "ms") / 1000)
 
     def move(self, x: Any, y: Any, keys: Any) -> None:
         point, held = _point(x, y), _keys(keys, "keys")
@@ -172,6 +169,12 @@ class _Driver:
                 *_xdo.release(held),
             ]
         )
+
+
+def _milliseconds(ms: Any, name: str) -> float:
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= MAX_WAIT_MS:
+        raise InvalidInputError(f"{name} must be milliseconds in 0..{MAX_WAIT_MS}, got {shown(ms)}")
+    return float(ms)
 
 
 def _point(x: Any, y: Any) -> tuple[int, int]:

@@ -1119,22 +1119,24 @@ class Capture(XClient):
         with self._lock:
             self._check_open()
 
-            def grab_and_observe() -> None:
-                assert observe is not None
-                frame, where, bands = self._grab_locked(None)
-                self._change = (self._change[0] + 1, where, bands)
-                observe(frame, self._cursor_locked() if cursor else None)
-
-            seen = None if observe is None else grab_and_observe
+            hook = None if observe is None else lambda: self._grab_and_observe(observe, cursor)
             try:
                 if self._damage is not None:
-                    return settle_after_input(self._damage_link(self._damage), window, seen)
+                    return settle_after_input(self._damage_link(self._damage), window, hook)
                 settled = settle_by_frames(self._settle_grab, window.timeout, window.quiet_ms / 1e3)
-                if seen is not None:
-                    seen()
+                if hook is not None:
+                    hook()
                 return settled
             except GONE as exc:
                 raise self._lost(exc) from None
+
+    def _grab_and_observe(
+        self, observe: Callable[[np.ndarray, CursorImage | None], object], cursor: bool
+    ) -> None:
+        """A grab (counted as ``grab()`` counts it) handed to ``observe``, with the lock held."""
+        frame, where, bands = self._grab_locked(None)
+        self._change = (self._change[0] + 1, where, bands)
+        observe(frame, self._cursor_locked() if cursor else None)
 
     def _damage_link(self, tracker: DamageTracker) -> DamageLink:
         return DamageLink(

@@ -393,6 +393,7 @@ def test_openai_refusals_are_mantis_errors_before_any_event(xvfb, recorder):
         lambda: computer.wait(-5),
         lambda: computer.drag([(1, 2), "3,4"]),
         lambda: computer.drag("path"),
+        lambda: openai.Computer(xvfb.display, wait_ms=float("nan")),
     ]
     for call in calls:
 
