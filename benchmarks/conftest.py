@@ -38,7 +38,19 @@ REPORT_OPERATIONS = (
     "capture 1080p, full frame, cold",
     "capture 1080p, full frame, cold, MIT-SHM",
     "capture 1080p, unchanged screen",
-    "resize 1080p -> 1280x720, BGRX -> RGB",
+    # bench_image.py REPORTED: the sizes models and agent tools ask for.
+    *(
+        f"resize {case}, BGRX -> RGB"
+        for case in (
+            "1080p -> 1280x720",
+            "1080p -> 1316x728 (qwen_size)",
+            "1080p -> 1366x768 (FWXGA)",
+            "1920x1200 -> 1280x800 (WXGA)",
+            "1600x1200 -> 1024x768 (XGA)",
+            "1440p -> 1568x882 (long edge 1568)",
+            "1080p -> 1024x576",
+        )
+    ),
     "PNG encode, 1280x720 screen",
     "scale 1M points, model image -> screen",
     "drift loop flags, 1M steps, window 8",

@@ -11,10 +11,14 @@ def use_avx2(enabled: bool) -> bool: ...  # returns the previous setting
 def area_axis(
     src_len: int,  # Py_ssize_t
     dst_len: int,  # Py_ssize_t
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
     """(start int32[dst], count int32[dst], weight uint32[dst, taps], denominator,
-    pairs int16[dst, npairs, 8])"""
+    pairs int16[dst, npairs, 8], q15 uint16[dst, taps], q14 int16[dst, 4 * windows])"""
 
+def fixed_weights(
+    weight: np.ndarray, denominator: int, one: int, taps: int
+) -> np.ndarray: ...  # int64 [rows, max(taps, weight columns)], each row summing to one
+def uses_fixed_point(x_axis: tuple, y_axis: tuple) -> bool: ...
 def area_rounding(denominator: int) -> tuple[int, int]: ...  # uint64_t -> (multiplier, shift)
 def area_rounding16(denominator: int) -> tuple[int, int]: ...  # (0, 0) when denominator > 64
 def bilinear_axis(src_len: int, dst_len: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,13 @@ weighted by covered area is an integer once lengths are measured in units of
 rounds it half up, i.e. ``floor(average + 1/2)``, through a multiply-shift that is proved exact
 for every reachable numerator (see ``area_rounding``).
 
-Area rows take one of three paths, each checked against the same exact reference in the tests:
+Denominators above 64 with cells of at most 8 source pixels a side (the general ratios models
+ask for: 1920 -> 1316 has 480, 1080 -> 728 has 135) take fixed-point rows instead
+(``resize_fixed.h``): weights scaled to powers of two, both passes in 16-bit lanes, every
+output the exact average rounded down or up (``uses_fixed_point`` says which arithmetic a
+geometry gets; the same on every machine). The exact rows below serve the rest.
+
+Exact area rows take one of three paths, each checked against the same exact reference:
 
 - AVX2 (``_resize_avx2.pxi``; compiled per function, chosen at run time when the CPU has it,
   ``use_avx2(False)`` forbids it): 1.5x on both axes (1080p -> 720p) and 2x go straight from
@@ -36,6 +42,7 @@ import numpy as np
 
 include "_resize_sse2.pxi"
 include "_resize_avx2.pxi"
+include "_resize_fixed.pxi"
 
 
 ctypedef fused acc_t:
@@ -52,6 +59,8 @@ cdef enum:
     AREA_SMALL_MAX_DENOM = 64
     # Largest vertical denominator whose sums (<= 255 * it) fit an unsigned 16-bit lane.
     AREA_NARROW_MAX_DENOM_Y = 257
+    # Widest cell (source pixels a side) of the fixed-point rows (resize_fixed.h's bound).
+    AREA_FIXED_MAX_TAPS = 8
     # Output rows a thread takes at a time: neighbours share source rows (cache reuse) and a
     # thread the OS parks cannot hold back more than one chunk.
     ROWS_PER_CHUNK = 8
@@ -133,7 +142,23 @@ def area_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
     padded = np.zeros((dst_len, 2 * npairs), np.int16)
     padded[:, :widest] = weight_arr          # every weight <= pixel <= 16384 fits int16
     pairs = np.repeat(padded.reshape(dst_len, npairs, 1, 2), 4, axis=2)
-    return start_arr, count_arr, weight_arr, cell, pairs.reshape(dst_len, npairs, 8)
+    windows = (widest + 3) // 4
+    return (start_arr, count_arr, weight_arr, cell, pairs.reshape(dst_len, npairs, 8),
+            fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_Y, widest).astype(np.uint16),
+            fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_X, 4 * windows).astype(np.int16))
+
+
+def fixed_weights(weight, Py_ssize_t denominator, Py_ssize_t one, Py_ssize_t taps):
+    """Each row of exact weights (summing to ``denominator``) scaled to sum to ``one``: every
+    weight rounded half up, the rounding remainder added to the row's largest weight (so a
+    constant image stays constant), zero padded to ``taps`` columns. int64 [rows, taps]."""
+    exact = np.asarray(weight, np.int64)
+    scaled = (2 * exact * one + denominator) // (2 * denominator)
+    remainder = one - scaled.sum(axis=1)
+    scaled[np.arange(len(scaled)), np.argmax(exact, axis=1)] += remainder
+    padded = np.zeros((len(scaled), max(taps, scaled.shape[1])), np.int64)
+    padded[:, :scaled.shape[1]] = scaled
+    return padded
 
 
 def area_rounding(uint64_t denominator):
@@ -202,6 +227,15 @@ def nearest_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
     for j in range(dst_len):
         index[j] = <int32_t>(((2 * j + 1) * src_len) // (2 * dst_len))
     return index_arr
+
+
+def uses_fixed_point(tuple x_axis, tuple y_axis):
+    """True when ``resize_area`` takes the fixed-point rows for these axes (``area_axis``):
+    the cell's denominator beyond the 16-bit exact rounding (> 64) and cells of at most 8
+    source pixels a side; otherwise the exact rows."""
+    return bool(x_axis[3] * y_axis[3] > AREA_SMALL_MAX_DENOM
+                and x_axis[2].shape[1] <= AREA_FIXED_MAX_TAPS
+                and y_axis[2].shape[1] <= AREA_FIXED_MAX_TAPS)
 
 
 cdef (Py_ssize_t, Py_ssize_t) _row_span(Py_ssize_t start, Py_ssize_t stop, Py_ssize_t rows):
@@ -421,6 +455,11 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef const uint32_t[:, ::1] yw = y_axis[2]
     cdef uint64_t denom_x = x_axis[3], denom_y = y_axis[3]
     cdef uint64_t denom = denom_x * denom_y
+    cdef const int16_t[:, ::1] xq = x_axis[6]
+    cdef const uint16_t[:, ::1] yq = y_axis[5]
+    cdef Py_ssize_t nwin = xq.shape[1] // 4
+    # The fixed-point rows (resize_fixed.h), within one level of the exact average.
+    cdef bint fixed = uses_fixed_point(x_axis, y_axis)
     cdef bint wide = denom > AREA_FAST_MAX_DENOM
     cdef bint narrow = (not wide) and denom_y <= AREA_NARROW_MAX_DENOM_Y
     cdef uint64_t multiplier = 0
@@ -494,6 +533,29 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
             if halve:
                 mantis_area_row_2x2(base + 2 * i * stride, base + (2 * i + 1) * stride, packed,
                                     out_w, swap_rb, keep, fill)
+            elif fixed:
+                top = base + ys[i] * stride
+                if avx2:
+                    mantis_fixed_vertical_avx2(top, stride, &yq[i, 0], ycount[i],
+                                               <uint16_t*>mine, n)
+                elif simd:
+                    mantis_fixed_vertical_sse2(top, stride, &yq[i, 0], ycount[i],
+                                               <uint16_t*>mine, 0, n)
+                else:
+                    mantis_fixed_vertical_c(top, stride, &yq[i, 0], ycount[i],
+                                            <uint16_t*>mine, 0, n)
+                if avx2 and channels == 4:
+                    mantis_fixed_hrow4_avx2(<uint16_t*>mine, packed,
+                                            &out[i, 0] if out_channels == 3 else NULL, out_w,
+                                            &xs[0], &xq[0, 0], nwin, swap_rb, keep, fill)
+                    if out_channels == 3:
+                        continue
+                elif simd:
+                    mantis_fixed_hrow_sse2(<uint16_t*>mine, packed, out_w, &xs[0], &xq[0, 0],
+                                           nwin, channels, swap_rb, keep, fill)
+                else:
+                    mantis_fixed_hrow_c(<uint16_t*>mine, packed, out_w, &xs[0], &xq[0, 0],
+                                        nwin, channels, swap_rb, keep, fill)
             elif wide:
                 area_vertical(base + ys[i] * stride, stride, &yw[i, 0], ycount[i], box_y,
                               <uint32_t*>mine, n)
