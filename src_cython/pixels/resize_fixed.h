@@ -33,6 +33,7 @@
 #define MANTIS_FIXED_ONE_X 16384
 #define MANTIS_FIXED_HALF 64
 #define MANTIS_FIXED_SHIFT 21
+#define MANTIS_FIXED_MAX_TAPS 8  /* source pixels a side of a cell; the bound below needs it */
 
 /* ---- portable rows (the definition of the arithmetic) ---- */
 
@@ -164,25 +165,53 @@ static void mantis_fixed_hrow_sse2(const uint16_t *acc, uint32_t *packed, Py_ssi
 /* ---- AVX2 rows (chosen at run time, as in resize_avx2.h) ---- */
 
 /* The SSE2 vertical pass, 32 bytes a step. vpunpck works within 128-bit lanes, so the two
-   sums hold bytes (0-7, 16-23) and (8-15, 24-31); two lane permutes restore the order. */
-__attribute__((target("avx2")))
-static void mantis_fixed_vertical_avx2(const uint8_t *top, Py_ssize_t stride,
-                                       const uint16_t *wy, Py_ssize_t rows, uint16_t *acc,
-                                       Py_ssize_t n) {
+   sums hold bytes (0-7, 16-23) and (8-15, 24-31); two lane permutes restore the order. The
+   weights are broadcast once per row, and cells of up to four rows (every shrink below 3x)
+   get a loop with the rows unrolled: a broadcast and the loop's own counting inside it cost
+   as much as the multiplies. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256i mantis_fixed_term(__m256i acc, __m256i x, __m256i w, const int high) {
     const __m256i zero = _mm256_setzero_si256();
-    const __m256i half = _mm256_set1_epi16((short)(MANTIS_FIXED_HALF + (rows >> 1)));
+    const __m256i shifted = high ? _mm256_unpackhi_epi8(zero, x) : _mm256_unpacklo_epi8(zero, x);
+    return _mm256_add_epi16(acc, _mm256_mulhi_epu16(shifted, w));
+}
+
+__attribute__((target("avx2"), always_inline))
+static inline Py_ssize_t mantis_fixed_vertical_rows(const uint8_t *top, Py_ssize_t stride,
+                                                    const __m256i *w, Py_ssize_t rows,
+                                                    __m256i half, uint16_t *acc,
+                                                    Py_ssize_t n) {
     Py_ssize_t e = 0;
     for (; e + 32 <= n; e += 32) {
         const uint8_t *row = top + e;
         __m256i lo = half, hi = half;
         for (Py_ssize_t t = 0; t < rows; t++, row += stride) {
             const __m256i x = _mm256_loadu_si256((const __m256i *)row);
-            const __m256i w = _mm256_set1_epi16((short)wy[t]);
-            lo = _mm256_add_epi16(lo, _mm256_mulhi_epu16(_mm256_unpacklo_epi8(zero, x), w));
-            hi = _mm256_add_epi16(hi, _mm256_mulhi_epu16(_mm256_unpackhi_epi8(zero, x), w));
+            lo = mantis_fixed_term(lo, x, w[t], 0);
+            hi = mantis_fixed_term(hi, x, w[t], 1);
         }
         _mm256_storeu_si256((__m256i *)(acc + e), _mm256_permute2x128_si256(lo, hi, 0x20));
         _mm256_storeu_si256((__m256i *)(acc + e + 16), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+    return e;
+}
+
+__attribute__((target("avx2")))
+static void mantis_fixed_vertical_avx2(const uint8_t *top, Py_ssize_t stride,
+                                       const uint16_t *wy, Py_ssize_t rows, uint16_t *acc,
+                                       Py_ssize_t n) {
+    const __m256i half = _mm256_set1_epi16((short)(MANTIS_FIXED_HALF + (rows >> 1)));
+    const Py_ssize_t unrolled = rows <= MANTIS_FIXED_MAX_TAPS ? rows : 0;  /* 0: never here */
+    __m256i w[MANTIS_FIXED_MAX_TAPS];
+    Py_ssize_t e = 0;
+    for (Py_ssize_t t = 0; t < unrolled; t++) w[t] = _mm256_set1_epi16((short)wy[t]);
+    switch (unrolled) {
+    case 0: break;   /* all of it in the SSE2 rows */
+    case 1: e = mantis_fixed_vertical_rows(top, stride, w, 1, half, acc, n); break;
+    case 2: e = mantis_fixed_vertical_rows(top, stride, w, 2, half, acc, n); break;
+    case 3: e = mantis_fixed_vertical_rows(top, stride, w, 3, half, acc, n); break;
+    case 4: e = mantis_fixed_vertical_rows(top, stride, w, 4, half, acc, n); break;
+    default: e = mantis_fixed_vertical_rows(top, stride, w, unrolled, half, acc, n);
     }
     mantis_fixed_vertical_sse2(top, stride, wy, rows, acc, e, n);
 }
