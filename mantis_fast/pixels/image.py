@@ -23,10 +23,10 @@ Contract:
   ratios (the sizes models ask for: 1920x1080 -> 1316x728 or 1366x768) are computed in fixed
   point, every output the exact average rounded down or up (``|out - average| < 1``; about
   0.3% of values differ from the half-up rounding). ``_resize.uses_fixed_point`` says which; the
-  same on every machine. This is also a well-defined area interpolation when upscaling. ``"bilinear"``: two taps per axis at
-  half-pixel centres (OpenCV ``INTER_LINEAR`` geometry, 11-bit weights, within 1 LSB of the
-  float result; it aliases when shrinking by more than 2x). ``"nearest"``: output ``j`` takes
-  source ``floor((j + 0.5) * crop_w / out_w)`` exactly. Channels (alpha included) are resampled
+  same on every machine. This is also a well-defined area interpolation when upscaling.
+  ``"bilinear"``: two taps per axis at half-pixel centres (OpenCV ``INTER_LINEAR`` geometry,
+  11-bit weights, within 1 LSB of the float result; it aliases when shrinking by more than
+  2x). ``"nearest"``: output ``j`` takes source ``floor((j + 0.5) * crop_w / out_w)`` exactly. Channels (alpha included) are resampled
   independently, never premultiplied.
 - ``out_format`` is ``"RGB"``, ``"BGR"``, ``"RGBA"``, ``"BGRA"`` or ``"L"`` (BT.601 luma of the
   resampled RGB, Pillow's ``convert("L")`` formula). ``out`` may be a preallocated uint8 array
