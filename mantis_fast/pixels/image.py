@@ -26,8 +26,8 @@ Contract:
   same on every machine. This is also a well-defined area interpolation when upscaling.
   ``"bilinear"``: two taps per axis at half-pixel centres (OpenCV ``INTER_LINEAR`` geometry,
   11-bit weights, within 1 LSB of the float result; it aliases when shrinking by more than
-  2x). ``"nearest"``: output ``j`` takes source ``floor((j + 0.5) * crop_w / out_w)`` exactly. Channels (alpha included) are resampled
-  independently, never premultiplied.
+  2x). ``"nearest"``: output ``j`` takes source ``floor((j + 0.5) * crop_w / out_w)`` exactly.
+  Channels (alpha included) are resampled independently, never premultiplied.
 - ``out_format`` is ``"RGB"``, ``"BGR"``, ``"RGBA"``, ``"BGRA"`` or ``"L"`` (BT.601 luma of the
   resampled RGB, Pillow's ``convert("L")`` formula). ``out`` may be a preallocated uint8 array
   of shape ``(h, w, channels)`` (``(h, w)`` for ``"L"``) with contiguous pixels.
