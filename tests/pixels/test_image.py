@@ -266,6 +266,7 @@ def test_area_fixed_point_every_format(src_size, out_size, src_format, simd):
         ((7001, 1), (1001, 1)),  # 6.99x: eight-pixel cells, the widest fixed-point cell
         ((97, 3), (16381, 5)),  # a 169x upscale with coprime lengths
         ((1, 97), (2, 16381)),
+        ((1, 67), (16384, 10)),  # a 16384x upscale beside 6.7-row cells
     ],
 )
 def test_area_fixed_point_extremes_saturate(src_size, out_size, simd):
