@@ -18,12 +18,13 @@ Contract:
 - ``size`` is the output ``(width, height)``; ``crop`` is ``(x, y, width, height)`` in source
   pixels, applied first. Sizes are 1..16384.
 - ``method="area"``: each output pixel is the coverage-weighted average of the crop cell it
-  covers. Ratios whose exact denominators are small (1.5x, 2x, integer factors, cells wider
-  than 8 source pixels) get it exactly, rounded half up (``floor(average + 0.5)``); the other
-  ratios (the sizes models ask for: 1920x1080 -> 1316x728 or 1366x768) are computed in fixed
-  point, every output the exact average rounded down or up (``|out - average| < 1``; about
-  0.3% of values differ from the half-up rounding). ``_resize.uses_fixed_point`` says which; the
-  same on every machine. This is also a well-defined area interpolation when upscaling.
+  covers. Ratios whose exact denominators are small (1.5x, 2x, integer factors) and shrinks
+  beyond about 7x (cells touching more than 8 source pixels) get it exactly, rounded half up
+  (``floor(average + 0.5)``); the other ratios (the sizes models ask for: 1920x1080 ->
+  1316x728 or 1366x768) are computed in fixed point, every output the exact average rounded
+  down or up (``|out - average| < 1``; 0.3-0.4% of values differ from the half-up rounding).
+  ``_resize.uses_fixed_point`` says which; the same on every machine. This is also a
+  well-defined area interpolation when upscaling.
   ``"bilinear"``: two taps per axis at half-pixel centres (OpenCV ``INTER_LINEAR`` geometry,
   11-bit weights, within 1 LSB of the float result; it aliases when shrinking by more than
   2x). ``"nearest"``: output ``j`` takes source ``floor((j + 0.5) * crop_w / out_w)`` exactly.
@@ -276,7 +277,7 @@ def resize(
     -----
     ``method="area"``: each output pixel is the coverage-weighted average of the crop cell it
     covers: exactly, rounded half up (``floor(average + 0.5)``), for ratios with small exact
-    denominators (1.5x, 2x, integer factors) and cells wider than 8 source pixels; in fixed
+    denominators (1.5x, 2x, integer factors) and shrinks beyond about 7x; in fixed
     point for the other ratios, every output the exact average rounded down or up
     (``|out - average| < 1``). The result is the same on every machine and thread count; this
     is also a well-defined area interpolation when upscaling. ``"bilinear"``: two taps

@@ -131,7 +131,7 @@ class ToolDesktop(Closing):
         cursor: bool = False,
     ) -> bytes:
         """The screen (or ``region``, ``(x, y, w, h)``) as a PNG, resized to ``size`` by the
-        exact area average when a size is given."""
+        area average when a size is given."""
         with self.lock:
             frame = self.capture.grab()
             pointer = self.capture.cursor() if cursor else None

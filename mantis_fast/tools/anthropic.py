@@ -7,7 +7,7 @@ back. These classes have its public surface (``name``, ``api_type``, ``options``
 ``to_params()``, the async ``__call__`` and its arguments, ``ToolResult``, ``ToolError``), the
 same argument checks, scaling targets, rounding and out-of-bounds errors, and do the work in
 process: XTest input in one batch, a settle on the screen's own damage events instead of the
-sleep, the framebuffer read, resized by the exact area average and PNG-encoded. Change the
+sleep, the framebuffer read, resized by the area average and PNG-encoded. Change the
 demo's import::
 
     from mantis_fast.tools.anthropic import ComputerTool20250124, ToolResult

@@ -112,10 +112,13 @@ def area_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
 
     Lengths are measured in units of 1 / gcd(src_len, dst_len) source pixels, where a source
     pixel is ``dst_len / g`` units wide and an output cell ``src_len / g`` units (the axis
-    denominator). Returns ``(start, count, weight, denominator, pairs)``: output ``j`` covers
-    source pixels ``start[j] .. start[j] + count[j] - 1`` with integer ``weight[j, t]`` (zero
-    padded to the widest cell) summing to the denominator; ``pairs[j, t]`` repeats
-    ``(weight[j, 2t], weight[j, 2t + 1])`` four times as int16 for the SSE2 row.
+    denominator). Returns ``(start, count, weight, denominator, pairs, q15, q14)``: output
+    ``j`` covers source pixels ``start[j] .. start[j] + count[j] - 1`` with integer
+    ``weight[j, t]`` (zero padded to the widest cell) summing to the denominator;
+    ``pairs[j, t]`` repeats ``(weight[j, 2t], weight[j, 2t + 1])`` four times as int16 for the
+    SSE2 row; ``q15`` (uint16, summing to 32768) and ``q14`` (int16, summing to 16384, zero
+    padded to whole windows of four) are the fixed-point rows' weights (``fixed_weights``),
+    zeros when a cell touches more than ``AREA_FIXED_MAX_TAPS`` pixels (never used then).
     """
     cdef Py_ssize_t g = _gcd(src_len, dst_len)
     cdef Py_ssize_t cell = src_len // g, pixel = dst_len // g
@@ -143,15 +146,21 @@ def area_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
     padded[:, :widest] = weight_arr          # every weight <= pixel <= 16384 fits int16
     pairs = np.repeat(padded.reshape(dst_len, npairs, 1, 2), 4, axis=2)
     windows = (widest + 3) // 4
-    return (start_arr, count_arr, weight_arr, cell, pairs.reshape(dst_len, npairs, 8),
-            fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_Y, widest).astype(np.uint16),
-            fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_X, 4 * windows).astype(np.int16))
+    if widest <= AREA_FIXED_MAX_TAPS:
+        q15 = fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_Y, widest).astype(np.uint16)
+        q14 = fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_X, 4 * windows).astype(np.int16)
+    else:
+        q15 = np.zeros((dst_len, widest), np.uint16)
+        q14 = np.zeros((dst_len, 4 * windows), np.int16)
+    return (start_arr, count_arr, weight_arr, cell, pairs.reshape(dst_len, npairs, 8), q15, q14)
 
 
 def fixed_weights(weight, Py_ssize_t denominator, Py_ssize_t one, Py_ssize_t taps):
     """Each row of exact weights (summing to ``denominator``) scaled to sum to ``one``: every
-    weight rounded half up, the rounding remainder added to the row's largest weight (so a
-    constant image stays constant), zero padded to ``taps`` columns. int64 [rows, taps]."""
+    weight rounded half up, the rounding remainder added to the row's (first) largest weight
+    (so a constant image stays constant), zero padded to ``taps`` columns. int64 [rows, taps].
+    For cells of at most 8 pixels the largest weight is at least ``one / 8`` and the remainder
+    at most 4, so every weight stays in ``0 .. one``."""
     exact = np.asarray(weight, np.int64)
     scaled = (2 * exact * one + denominator) // (2 * denominator)
     remainder = one - scaled.sum(axis=1)
@@ -444,7 +453,8 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                 tuple y_axis,
                 bint swap_rb, uint32_t keep, uint32_t fill, int channels, int out_channels,
                 int threads, bint simd=True, Py_ssize_t row_start=0, Py_ssize_t row_stop=-1):
-    """Exact area resample of the crop into ``out`` (see the module docstring); only output
+    """Area resample of the crop into ``out``, exact or fixed point by geometry (see the module
+    docstring and ``uses_fixed_point``); only output
     rows ``row_start`` to ``row_stop`` (-1: the last) when given, the others left as they are."""
     cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
     cdef const int32_t[::1] xs = x_axis[0]

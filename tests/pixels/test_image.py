@@ -214,6 +214,9 @@ FIXED_GEOMETRIES = [
     ((37, 23), (53, 41)),
     ((97, 1), (40, 1)),
     ((11, 130), (2, 67)),
+    # 5.3x and 6.6x: two windows of four columns a pixel, cells of 5 to 8 rows
+    ((480, 270), (90, 50)),
+    ((640, 400), (97, 61)),
 ]
 
 
@@ -234,9 +237,11 @@ def test_area_within_one_lsb_of_float64_average(src_size, out_size):
     exact = area_float(src, (0, 0, *src_size), *out_size)
     error = np.abs(out - exact)
     if fixed_geometry(*src_size, *out_size):
-        # the average rounded down or up (the sum before the last shift within 1/4 of it)
+        # the average rounded down or up (the sum before the last shift within 1/4 of it),
+        # nearly always half up where the average is not itself a half (a tie may go down)
         assert error.max() < 0.75
-        assert (out != np.floor(exact + 0.5)).mean() < 0.02
+        tie = np.isclose(exact - np.floor(exact), 0.5)
+        assert (out != np.floor(exact + 0.5))[~tie].mean() < 0.01
     else:
         assert error.max() <= 0.5 + 1e-9  # correctly rounded
 
