@@ -20,25 +20,44 @@ from mantis_fast.errors import InvalidInputError
 __all__ = ["ORACLES", "oracle_action", "oracle_step"]
 
 # Helpers every oracle may use: the query text, and a click on a point of an element that is
-# not covered by another (click-test-2's buttons may overlap).
+# not covered by another (click-test-2's buttons may overlap, down to one visible column).
 _PRELUDE = """
 const query = () => (document.querySelector('#query') || {}).textContent || '';
 const quoted = () => { const m = query().match(/"([^"]*)"/); return m ? m[1] : null; };
-const click = (el) => {
-  if (!el) return null;
+const shows = (el, x, y) => {
+  const hit = document.elementFromPoint(x, y);
+  return hit && (hit === el || el.contains(hit));
+};
+const visiblePoint = (el) => {
   const r = el.getBoundingClientRect();
+  // 25 points spread over the element first (cheap), then every CSS pixel centre of the part
+  // inside the viewport, the one nearest the centre winning: a sliver left by an overlapping
+  // element is found however thin.
   for (const fy of [0.5, 0.3, 0.7, 0.15, 0.85]) {
     for (const fx of [0.5, 0.3, 0.7, 0.15, 0.85]) {
       const x = r.x + r.width * fx, y = r.y + r.height * fy;
-      const hit = document.elementFromPoint(x, y);
-      if (hit && (hit === el || el.contains(hit))) {
-        return {op: 'click', rect: [x, y, 0, 0],
-                ref: el.dataset.wob_ref === undefined ? null : +el.dataset.wob_ref};
-      }
+      if (shows(el, x, y)) return [x, y];
     }
   }
-  return {op: 'click', rect: [r.x, r.y, r.width, r.height],
-          ref: el.dataset.wob_ref === undefined ? null : +el.dataset.wob_ref};
+  const cx = r.x + r.width / 2, cy = r.y + r.height / 2;
+  const bottom = Math.min(innerHeight, Math.ceil(r.bottom));
+  const right = Math.min(innerWidth, Math.ceil(r.right));
+  let best = null, distance = Infinity;
+  for (let y = Math.max(0, Math.floor(r.top)); y < bottom; y++) {
+    for (let x = Math.max(0, Math.floor(r.left)); x < right; x++) {
+      const d = (x + 0.5 - cx) ** 2 + (y + 0.5 - cy) ** 2;
+      if (d < distance && shows(el, x + 0.5, y + 0.5)) { best = [x + 0.5, y + 0.5]; distance = d; }
+    }
+  }
+  return best;
+};
+const click = (el) => {
+  if (!el) return null;
+  const ref = el.dataset.wob_ref === undefined ? null : +el.dataset.wob_ref;
+  const point = visiblePoint(el);
+  if (point) return {op: 'click', rect: [point[0], point[1], 0, 0], ref: ref};
+  const r = el.getBoundingClientRect();   // nowhere visible: its box, as the page laid it out
+  return {op: 'click', rect: [r.x, r.y, r.width, r.height], ref: ref};
 };
 const byText = (selector, text) =>
   [...document.querySelectorAll(selector)].find((el) => el.textContent.trim() === text);

@@ -50,6 +50,25 @@ def test_oracle_solves_the_task_through_pixels(name: str) -> None:
     assert all(reward > 0 for reward in rewards), rewards
 
 
+def test_oracle_clicks_the_last_visible_pixel_column() -> None:
+    # click-test-2, seed 7014: button ONE lies under TWO but for a 1-pixel column, which none of
+    # the oracle's 25 sample points meets; it must still click ONE, not TWO.
+    with DesktopEnv(MiniWoBTask("click-test-2")) as env:
+        env.reset(seed=7014)
+        visible = env.task.evaluate(
+            """(() => { const el = document.querySelector('#subbtn');
+                const r = el.getBoundingClientRect(); let n = 0;
+                for (let y = Math.floor(r.top); y < Math.ceil(r.bottom); y++)
+                  for (let x = Math.floor(r.left); x < Math.ceil(r.right); x++) {
+                    const hit = document.elementFromPoint(x + 0.5, y + 0.5);
+                    if (hit && (hit === el || el.contains(hit))) n++; }
+                return [n, Math.round(r.height)]; })()"""
+        )
+        assert 0 < visible[0] <= visible[1]  # one column (or less) of ONE shows
+        reward, _ = _episode(env, 7014)
+    assert reward > 0
+
+
 def test_scaled_screen_is_the_task_area_and_clicks_land() -> None:
     with DesktopEnv(MiniWoBTask("click-test-2", scale=2), observation_size=(200, 262)) as env:
         observation, info = env.reset(seed=4)
