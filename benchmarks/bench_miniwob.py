@@ -1,24 +1,32 @@
-"""MiniWoB++ side by side: mantis_fast's env against miniwob's own Gymnasium env.
+"""MiniWoB++ side by side: mantis_fast's env against miniwob's own Gymnasium env, each alone.
 
 Run: .venv/bin/python -m pytest benchmarks/bench_miniwob.py --benchmark-only -p no:cacheprovider
 
-The same tasks, seeds and decisions on both sides: the scripted oracle of
+The same tasks, seeds and decisions on every side: the scripted oracle of
 ``mantis_fast.gym.miniwob_oracles.ORACLES`` is evaluated in the task's page; mantis_fast acts on
 it through pixels (a click at the element's visible point by XTest, text typed), miniwob's env
 through its element actions (``CLICK_ELEMENT`` on the ref its observation assigned,
 ``TYPE_TEXT``) via Selenium and chromedriver.
 
+miniwob's env runs as its users run it, in two configurations: its default (headless Chromium)
+and ``render_mode="human"`` (a Chromium window on an Xvfb), each in a process of its own
+(``python -m tests.support.miniwob_peer``) started after every process of mantis_fast's env
+was closed, so it has the machine to itself; mantis_fast's env runs when no peer process is
+alive. The peer's process times its own rounds (``time.perf_counter`` around exactly what the
+in-process side times) and pytest-benchmark records those durations through a replay timer
+(``replay``), so both sides' statistics come from the same kind of measurement.
+
 - ``miniwob step <task>``: one oracle action on a freshly reset episode (the reset to the next
   seed is the round's untimed setup; the oracle is read in the setup too, so only ``step`` is
   timed). The step benchmarks carry the memory of one browser desktop in ``extra_info``:
   the RSS sum of the processes the env started (mantis_fast: Xvfb + the Chromium tree;
-  miniwob: chromedriver + the Chromium tree, its Xvfb is started by this module and not
-  counted). RSS counts shared pages in every process that maps them: an upper bound.
-  miniwob's step skips its observation once the episode is done (click-test-2's one click),
-  mantis_fast's always captures one.
+  miniwob: chromedriver + the Chromium tree, and with its Xvfb in human mode). RSS counts
+  shared pages in every process that maps them: an upper bound. miniwob's step skips its
+  observation once the episode is done (click-test-2's one click), mantis_fast's always
+  captures one.
 - ``miniwob reset <task>``: ``reset(seed=s)``.
-- ``miniwob episode <task>``: a whole oracle episode, reset included, the same seeds on both
-  sides; the success rate goes into ``extra_info``.
+- ``miniwob episode <task>``: a whole oracle episode, reset included, the same seeds on every
+  side; the success rate goes into ``extra_info``.
   The enter-text oracle clicks the field once per episode whatever the DOM says: a field left
   focused by the last episode stays active, but the page's ``core.clearUserSelection()`` at
   the episode's start removed its caret, so keys typed at the screen go nowhere until a click
@@ -28,125 +36,82 @@ through its element actions (``CLICK_ELEMENT`` on the ref its observation assign
   not a timing one; a benchmark, one round per episode, so that it runs under
   ``--benchmark-only``).
 
-miniwob's env runs non-headless (``render_mode="human"``) on an Xvfb of this module, as a
-screen-reading agent would use it. It passes no ``--no-sandbox`` there, which Chromium needs as
-root: ``tests.support.miniwob_peer.sandbox_free_chrome`` adds it to the ChromeOptions miniwob
-creates (only as root).
-The miniwob side skips when the package, Chromium or chromedriver is missing.
+miniwob passes no ``--no-sandbox`` to a visible Chromium, which Chromium needs as root:
+``tests.support.miniwob_peer.sandbox_free_chrome`` adds it to the ChromeOptions miniwob creates
+(only as root). The miniwob side skips when the package, Chromium or chromedriver is missing.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
+import json
 import shutil
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from mantis_fast import Xvfb
 
 pytest.importorskip("miniwob")
 pytest.importorskip("gymnasium")
 
 from mantis_fast.gym.miniwob import miniwob_env
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
-from tests.support.miniwob_peer import sandbox_free_chrome
+from tests.support.miniwob_peer import descendants, process_names, rss_mib, run_episode
+
+__all__ = ["CHROME", "CHROMEDRIVER", "descendants", "replay", "rss_mib"]
 
 TASKS = ("click-test-2", "enter-text")
 STEP_ROUNDS = 20
 RESET_ROUNDS = 15
 EPISODE_ROUNDS = 15
 SUCCESS_EPISODES = 50
-MAX_STEPS = 8  # the longest oracle (enter-text, click-checkboxes) needs about 4
 CHROME = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chrome")
 CHROMEDRIVER = shutil.which("chromedriver")
+ROOT = Path(__file__).resolve().parents[1]
+#: The peer configurations: miniwob's default (headless) first, the one the report compares.
+PEERS = {"miniwob": "headless", "miniwob human": "human"}
+FIRST_SEED = {"step": 1000, "reset": 2000, "episode": 3000}
 
 
-def time_steps(
-    benchmark: Any, side: Any, rounds: int, seeds: Iterator[int], *, reset_every_round: bool
-) -> list[tuple[float, bool]]:
-    """Time ``side.step`` (its ``(reward, done)`` per round, returned) over ``rounds`` rounds;
-    the untimed setup resets the episode to the next of ``seeds`` (every round, or when the
-    last step ended it) and reads the decision, so only the step is timed."""
-    results: list[tuple[float, bool]] = []
+def replay(benchmark: Any, durations: list[float]) -> None:
+    """Record ``durations`` (seconds, timed elsewhere) as this benchmark's rounds: pytest-benchmark
+    reads its clock before and after each round, so a clock that each round moves on by the
+    next duration gives exactly those rounds (pytest-benchmark 5: ``_timer`` is the clock its
+    runners read)."""
+    clock = [0.0]
+    pending = iter(durations)
 
-    def setup() -> tuple[tuple[Any], dict]:
-        if reset_every_round or not results or results[-1][1]:
-            side.reset(next(seeds))
-        return (side.decide(),), {}
+    def advance() -> None:
+        clock[0] += next(pending)
 
-    benchmark.pedantic(
-        lambda action: results.append(side.step(action)),
-        setup=setup,
-        rounds=rounds,
-        warmup_rounds=1,
-    )
-    return results
+    benchmark._timer = lambda: clock[0]
+    benchmark.pedantic(advance, rounds=len(durations), iterations=1)
 
 
-# -- processes and memory ----------------------------------------------------------------------
+def run_peer(kind: str, task: str, mode: str, rounds: int) -> dict[str, Any]:
+    """miniwob's env in a process of its own (``tests.support.miniwob_peer``): its timed
+    rounds, outcomes and memory."""
+    if CHROME is None or CHROMEDRIVER is None:
+        pytest.skip("miniwob's env needs chromium and chromedriver")
+    pytest.importorskip("selenium")
+    argv = [
+        sys.executable, "-m", "tests.support.miniwob_peer", "--kind", kind, "--task", task,
+        "--mode", mode, "--rounds", str(rounds), "--seed", str(FIRST_SEED[kind]),
+    ]  # fmt: skip
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        tree.setdefault(ppid, []).append(int(entry.name))
-    return tree
-
-
-def descendants(pid: int | None = None) -> set[int]:
-    """The pids of every process below ``pid`` (default: this one)."""
-    tree, found = _children(), set()
-    todo = [os.getpid() if pid is None else pid]
-    while todo:
-        for child in tree.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def rss_mib(pids: set[int]) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/status") as file:
-                for line in file:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-                        break
-        except OSError:
-            continue
-    return total / 1024
-
-
-def process_names(pids: set[int]) -> list[str]:
-    names = []
-    for pid in pids:
-        try:
-            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
-        except OSError:
-            continue
-    return sorted(set(names))
-
-
-# -- the two sides -----------------------------------------------------------------------------
+# -- mantis_fast's side --------------------------------------------------------------------------
 
 
 class Ours:
     """mantis_fast's env on ``task``; ``pids``: the processes it started."""
-
-    name = "mantis_fast"
 
     def __init__(self, task: str) -> None:
         before = descendants()
@@ -169,177 +134,120 @@ class Ours:
         self.env.close()
 
 
-class Theirs:
-    """miniwob's own env (``miniwob/<task>-v1``) on this module's Xvfb."""
-
-    name = "miniwob"
-
-    def __init__(self, task: str) -> None:
-        import gymnasium
-        import miniwob
-        from miniwob.action import ActionTypes
-
-        gymnasium.register_envs(miniwob)
-        sandbox_free_chrome()
-        self.types = ActionTypes
-        before = descendants()
-        self.env = gymnasium.make(
-            f"miniwob/{task}-v1", render_mode="human", action_space_config="all_supported"
-        )
-        self.env.reset(seed=0)
-        self.pids = descendants() - before
-
-    def reset(self, seed: int) -> None:
-        self.env.reset(seed=seed)
-
-    def decide(self) -> Any:
-        env = self.env.unwrapped
-        decision = env.instance.driver.execute_script("return " + ORACLES[env.subdomain])
-        if decision is None:
-            return None
-        if decision["op"] == "type":
-            return env.create_action(self.types.TYPE_TEXT, text=decision["text"])
-        if decision["op"] == "clear":
-            return env.create_action(self.types.PRESS_KEY, key="C-a")
-        if decision.get("ref") is None:
-            raise AssertionError(f"the oracle found no miniwob ref: {decision}")
-        return env.create_action(self.types.CLICK_ELEMENT, ref=decision["ref"])
-
-    def step(self, action: Any) -> tuple[float, bool]:
-        _, reward, terminated, truncated, _ = self.env.step(action)
-        return reward, terminated or truncated
-
-    def close(self) -> None:
-        self.env.close()
-
-
-# -- fixtures ----------------------------------------------------------------------------------
+_OURS: dict[str, Ours] = {}
 
 
 @pytest.fixture(scope="module")
-def display() -> Iterator[str]:
-    """An Xvfb for miniwob's browser window (mantis_fast's env starts its own)."""
-    before = descendants()
-    with Xvfb(size=(1280, 720)) as server:
-        DISPLAY_PIDS.update(descendants() - before)
-        previous = os.environ.get("DISPLAY")
-        os.environ["DISPLAY"] = server.display
-        yield server.display
-        if previous is None:
-            os.environ.pop("DISPLAY", None)
+def ours() -> Iterator[Callable[[str], Ours]]:
+    """``ours(task)``: mantis_fast's env on ``task``, kept open between its benchmarks and
+    closed (``close_ours``) before a peer runs."""
+
+    def open_env(task: str) -> Ours:
+        if task not in _OURS:
+            _OURS[task] = Ours(task)
+        return _OURS[task]
+
+    yield open_env
+    close_ours()
+
+
+def close_ours() -> None:
+    while _OURS:
+        _OURS.popitem()[1].close()
+
+
+def time_ours(benchmark: Any, kind: str, side: Ours, rounds: int) -> list[Any]:
+    """``rounds`` rounds of ``kind`` on mantis_fast's env, timed as the peer's process times
+    its own (``tests.support.miniwob_peer.timed_rounds``): the untimed reset and decision of a
+    step round are pytest-benchmark's setup."""
+    seeds = itertools.count(FIRST_SEED[kind])
+    outcomes: list[Any] = []
+    if kind == "step":
+
+        def setup() -> tuple[tuple[Any], dict]:
+            side.reset(next(seeds))
+            return (side.decide(),), {}
+
+        target: Callable[..., None] = lambda action: outcomes.append(side.step(action))  # noqa: E731
+    else:
+
+        def setup() -> tuple[tuple[Any], dict]:
+            return (next(seeds),), {}
+
+        if kind == "reset":
+            target = side.reset
         else:
-            os.environ["DISPLAY"] = previous
-
-
-_OPEN: dict[tuple[str, str], Any] = {}
-DISPLAY_PIDS: set[int] = set()  # the Xvfb of ``display``
-
-
-@pytest.fixture(scope="module")
-def sides(display: str) -> Iterator[Any]:
-    """``side(who, task)``: the env of ``who`` on ``task``, started once per module."""
-
-    def side(who: str, task: str) -> Any:
-        key = (who, task)
-        if key not in _OPEN:
-            if who == "miniwob":
-                if CHROME is None or CHROMEDRIVER is None:
-                    pytest.skip("miniwob's env needs chromium and chromedriver")
-                os.environ.setdefault("MINIWOB_CHROME_BINARY", CHROME)
-                os.environ.setdefault("MINIWOB_CHROMEDRIVER", CHROMEDRIVER)
-                pytest.importorskip("selenium")
-                _OPEN[key] = Theirs(task)
-            else:
-                _OPEN[key] = Ours(task)
-        return _OPEN[key]
-
-    yield side
-    while _OPEN:
-        _OPEN.popitem()[1].close()
-
-
-SEEDS = itertools.count(1000)
+            target = lambda seed: outcomes.append(run_episode(side, seed))  # noqa: E731
+    warmup = 0 if kind == "episode" else 1
+    benchmark.pedantic(target, setup=setup, rounds=rounds, warmup_rounds=warmup)
+    return outcomes[warmup:] if kind == "step" else outcomes
 
 
 def _tag(report_as: Any, kind: str, who: str, task: str) -> None:
+    operation = f"MiniWoB++ {kind}, {task}"
     if who == "mantis_fast":
-        report_as(f"MiniWoB++ {kind}, {task}", "subject", "mantis_fast (XTest, pixels)")
-    else:
+        report_as(operation, "subject", "mantis_fast (XTest, pixels)")
+    elif PEERS[who] == "headless":
         report_as(
-            f"MiniWoB++ {kind}, {task}",
-            "peer",
-            "miniwob {version} (Selenium)",
-            package="miniwob",
+            operation, "peer", "miniwob {version} (Selenium, headless, alone)", package="miniwob"
         )
+    else:
+        label = "miniwob {version} (Selenium, render_mode=human, alone)"
+        report_as(operation, "peer", label, package="miniwob")
+
+
+def run_side(benchmark: Any, ours: Any, report_as: Any, kind: str, who: str, task: str) -> Any:
+    """Time ``kind`` on ``who``'s side; returns the outcomes and the peer's result dict."""
+    _tag(report_as, kind, who, task)
+    benchmark.group = f"miniwob {kind} {task}"
+    benchmark.name = f"{who} {kind} {task}"
+    rounds = {"step": STEP_ROUNDS, "reset": RESET_ROUNDS, "episode": EPISODE_ROUNDS}[kind]
+    if who == "mantis_fast":
+        side = ours(task)
+        facts = {
+            "memory_rss_mib": round(rss_mib(side.pids), 1),
+            "processes": process_names(side.pids),
+            "process_count": len(side.pids),
+        }
+        outcomes = time_ours(benchmark, kind, side, rounds)
+    else:
+        close_ours()  # the peer alone on the machine
+        result = run_peer(kind, task, PEERS[who], rounds)
+        replay(benchmark, result["durations"])
+        outcomes = result["outcomes"]
+        facts = {key: result[key] for key in result if key not in ("durations", "outcomes")}
+    if kind == "step":
+        benchmark.extra_info.update(facts)
+        count, memory = facts["process_count"], facts["memory_rss_mib"]
+        print(f"\n{who} {task}: {count} processes, RSS {memory:.0f} MiB")
+    return outcomes
+
+
+SIDES = ["mantis_fast", *PEERS]
 
 
 @pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
-def test_episode(benchmark, sides, report_as, who: str, task: str) -> None:
-    """A whole oracle episode (reset included), the same seeds on both sides."""
-    _tag(report_as, "episode", who, task)
-    benchmark.group = f"miniwob episode {task}"
-    benchmark.name = f"{who} episode {task}"
-    side = sides(who, task)
-    seeds = iter(range(3000, 4000))
-    rewards: list[float] = []
-    benchmark.pedantic(
-        lambda seed: rewards.append(run_episode(side, seed)),
-        setup=lambda: ((next(seeds),), {}),
-        rounds=EPISODE_ROUNDS,
-    )
-    rate = sum(r > 0 for r in rewards) / len(rewards)
+@pytest.mark.parametrize("who", SIDES)
+def test_episode(benchmark, ours, report_as, who: str, task: str) -> None:
+    """A whole oracle episode (reset included), the same seeds on every side."""
+    rewards = run_side(benchmark, ours, report_as, "episode", who, task)
+    rate = sum(r > 0 for r in rewards) / max(len(rewards), 1)
     benchmark.extra_info.update(success_rate=rate, episodes=len(rewards))
     print(f"\n{who} {task}: success {rate:.2f} over {len(rewards)} episodes")
 
 
 @pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
-def test_step(benchmark, sides, report_as, who: str, task: str) -> None:
-    _tag(report_as, "step", who, task)
-    benchmark.group = f"miniwob step {task}"
-    benchmark.name = f"{who} step {task}"
-    side = sides(who, task)
-    memory = rss_mib(side.pids)
-    benchmark.extra_info.update(
-        memory_rss_mib=round(memory, 1),
-        processes=process_names(side.pids),
-        process_count=len(side.pids),
-    )
-    if who == "miniwob":  # its screen too, for a like-for-like desktop
-        with_display = rss_mib(side.pids | DISPLAY_PIDS)
-        benchmark.extra_info["memory_rss_mib_with_xvfb"] = round(with_display, 1)
-        print(f"\n{who} {task}: with its Xvfb, RSS {with_display:.0f} MiB")
-    print(f"\n{who} {task}: {len(side.pids)} processes, RSS {memory:.0f} MiB per desktop")
-    results = time_steps(benchmark, side, STEP_ROUNDS, SEEDS, reset_every_round=True)
-    if task == "click-test-2":  # one click solves it: the step landed on both sides
+@pytest.mark.parametrize("who", SIDES)
+def test_step(benchmark, ours, report_as, who: str, task: str) -> None:
+    results = run_side(benchmark, ours, report_as, "step", who, task)
+    if task == "click-test-2":  # one click solves it: the step landed on every side
         assert all(done and reward > 0 for reward, done in results), results
 
 
 @pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
-def test_reset(benchmark, sides, report_as, who: str, task: str) -> None:
-    _tag(report_as, "reset", who, task)
-    benchmark.group = f"miniwob reset {task}"
-    benchmark.name = f"{who} reset {task}"
-    side = sides(who, task)
-    seeds = iter(range(2000, 3000))
-    benchmark.pedantic(
-        side.reset, setup=lambda: ((next(seeds),), {}), rounds=RESET_ROUNDS, warmup_rounds=1
-    )
-
-
-def run_episode(side: Any, seed: int) -> float:
-    side.reset(seed)
-    reward = 0.0
-    for _ in range(MAX_STEPS):
-        action = side.decide()
-        if action is None:
-            break
-        reward, done = side.step(action)
-        if done:
-            break
-    return reward
+@pytest.mark.parametrize("who", SIDES)
+def test_reset(benchmark, ours, report_as, who: str, task: str) -> None:
+    run_side(benchmark, ours, report_as, "reset", who, task)
 
 
 @pytest.mark.parametrize("task", sorted(ORACLES))

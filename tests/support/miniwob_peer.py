@@ -1,9 +1,36 @@
 """miniwob's own env as the peer of the MiniWoB++ tests and benchmarks: what it needs to start
-here."""
+here, and its rounds timed in a process of its own.
+
+``python -m tests.support.miniwob_peer --kind step --task click-test-2 --mode headless
+--rounds 20 --seed 1000`` starts ``gymnasium.make("miniwob/<task>-v1")`` as its users run it
+(``--mode headless``: the default configuration; ``--mode human``: ``render_mode="human"`` on an
+Xvfb this process starts), plays the oracles' decisions through miniwob's element actions, and
+prints one JSON line: the duration of each timed round (after one untimed warm-up round for
+``step`` and ``reset``), each round's ``(reward, done)`` or episode reward, and the memory of
+the browser it started. ``benchmarks/bench_miniwob.py`` runs it with none of mantis_fast's
+processes alive, so the peer has the machine to itself.
+
+- ``step``: the episode is reset to the next seed and the oracle read, untimed; one
+  ``env.step`` of its decision is timed.
+- ``reset``: ``env.reset(seed=s)``.
+- ``episode``: a whole oracle episode, reset included.
+"""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import itertools
+import json
 import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+MAX_STEPS = 8  # the longest oracle (enter-text, click-checkboxes) needs about 4
 
 
 def sandbox_free_chrome() -> None:
@@ -23,3 +50,184 @@ def sandbox_free_chrome() -> None:
     selenium_instance.webdriver = type(
         "webdriver", (), {"ChromeOptions": Options, "Chrome": webdriver.Chrome}
     )
+
+
+def use_system_chrome() -> None:
+    """Point miniwob at the machine's Chromium and chromedriver unless the caller did."""
+    chrome = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("chrome")
+    if chrome:
+        os.environ.setdefault("MINIWOB_CHROME_BINARY", chrome)
+    if shutil.which("chromedriver"):
+        os.environ.setdefault("MINIWOB_CHROMEDRIVER", shutil.which("chromedriver") or "")
+
+
+class PeerEnv:
+    """miniwob's env on ``task`` (``render_mode`` None: headless, its default) driven by the
+    oracles' decisions through its element actions."""
+
+    def __init__(self, task: str, render_mode: str | None = None) -> None:
+        import gymnasium
+        import miniwob
+        from miniwob.action import ActionTypes
+
+        gymnasium.register_envs(miniwob)
+        sandbox_free_chrome()
+        self.types = ActionTypes
+        self.env = gymnasium.make(
+            f"miniwob/{task}-v1", render_mode=render_mode, action_space_config="all_supported"
+        )
+        self.env.reset(seed=0)
+
+    def reset(self, seed: int) -> None:
+        self.env.reset(seed=seed)
+
+    def decide(self) -> Any:
+        from mantis_fast.gym.miniwob_oracles import ORACLES
+
+        env = self.env.unwrapped
+        decision = env.instance.driver.execute_script("return " + ORACLES[env.subdomain])
+        if decision is None:
+            return None
+        if decision["op"] == "type":
+            return env.create_action(self.types.TYPE_TEXT, text=decision["text"])
+        if decision["op"] == "clear":
+            return env.create_action(self.types.PRESS_KEY, key="C-a")
+        if decision.get("ref") is None:
+            raise AssertionError(f"the oracle found no miniwob ref: {decision}")
+        return env.create_action(self.types.CLICK_ELEMENT, ref=decision["ref"])
+
+    def step(self, action: Any) -> tuple[float, bool]:
+        _, reward, terminated, truncated, _ = self.env.step(action)
+        return float(reward), bool(terminated or truncated)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def run_episode(side: Any, seed: int) -> float:
+    """A whole oracle episode on ``side`` (either env): its last reward."""
+    side.reset(seed)
+    reward = 0.0
+    for _ in range(MAX_STEPS):
+        action = side.decide()
+        if action is None:
+            break
+        reward, done = side.step(action)
+        if done:
+            break
+    return reward
+
+
+# -- processes and memory ----------------------------------------------------------------------
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """The pids of every process below ``pid`` (default: this one)."""
+    tree: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        tree.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [os.getpid() if pid is None else pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def rss_mib(pids: set[int]) -> float:
+    """The RSS sum of ``pids`` (shared pages counted in each: an upper bound)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as file:
+                total += next(
+                    (int(line.split()[1]) for line in file if line.startswith("VmRSS:")), 0
+                )
+        except OSError:
+            continue
+    return total / 1024
+
+
+def process_names(pids: set[int]) -> list[str]:
+    names = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            names.add(Path(f"/proc/{pid}/comm").read_text().strip())
+    return sorted(names)
+
+
+# -- the timed rounds ----------------------------------------------------------------------------
+
+
+def timed_rounds(side: PeerEnv, kind: str, rounds: int, seeds: Iterator[int]) -> dict[str, Any]:
+    """``rounds`` timed rounds of ``kind`` (plus one untimed warm-up for step and reset)."""
+    durations: list[float] = []
+    outcomes: list[Any] = []
+    warmup = 0 if kind == "episode" else 1
+    for index in range(warmup + rounds):
+        if kind == "step":
+            side.reset(next(seeds))
+            action = side.decide()
+            start = time.perf_counter()
+            outcome: Any = side.step(action)
+        elif kind == "reset":
+            seed = next(seeds)
+            start = time.perf_counter()
+            side.reset(seed)
+            outcome = None
+        elif kind == "episode":
+            seed = next(seeds)
+            start = time.perf_counter()
+            outcome = run_episode(side, seed)
+        else:
+            raise ValueError(f"kind must be step, reset or episode, got {kind!r}")
+        elapsed = time.perf_counter() - start
+        if index >= warmup:
+            durations.append(elapsed)
+            outcomes.append(outcome)
+    return {"durations": durations, "outcomes": outcomes}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kind", required=True, choices=("step", "reset", "episode"))
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--mode", choices=("headless", "human"), default="headless")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=1000)
+    args = parser.parse_args(argv)
+    use_system_chrome()
+    with contextlib.ExitStack() as stack:
+        screen: set[int] = set()
+        if args.mode == "human":
+            from mantis_fast import Xvfb
+
+            before = descendants()
+            server = stack.enter_context(Xvfb(size=(1280, 720)))
+            os.environ["DISPLAY"] = server.display
+            screen = descendants() - before
+        before = descendants()
+        side = PeerEnv(args.task, None if args.mode == "headless" else "human")
+        stack.callback(side.close)
+        browser = descendants() - before
+        result = timed_rounds(side, args.kind, args.rounds, itertools.count(args.seed))
+        result.update(
+            memory_rss_mib=round(rss_mib(browser), 1),
+            memory_rss_mib_with_xvfb=round(rss_mib(browser | screen), 1),
+            processes=process_names(browser),
+            process_count=len(browser),
+        )
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
