@@ -61,7 +61,7 @@ from mantis_fast.gym.miniwob import miniwob_env
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
 from tests.support.miniwob_peer import descendants, process_names, rss_mib, run_episode
 
-__all__ = ["CHROME", "CHROMEDRIVER", "descendants", "replay", "rss_mib"]
+__all__ = ["CHROME", "CHROMEDRIVER", "ROOT", "descendants", "replay", "rss_mib"]
 
 TASKS = ("click-test-2", "enter-text")
 STEP_ROUNDS = 20

@@ -14,17 +14,22 @@ Run: .venv/bin/python -m pytest benchmarks/bench_miniwob_vector.py --benchmark-o
 
   mantis_fast: ``make_vec(N, MiniWoBTask("click-test-2"), timeout=120)``, one worker process
   per desktop, each with its own Xvfb and Chromium, the observation captured from the screen.
-  miniwob: ``gymnasium.vector.AsyncVectorEnv`` of ``N`` ``gymnasium.make("miniwob/click-test-2-v1",
-  render_mode="human")`` (a ``CLICK_COORDS``-only action space), each worker driving its own
-  chromedriver and Chromium over Selenium, every Chromium window on one Xvfb of this module
-  (1280 x 720), the observation its screenshot plus the DOM. Its observation space (text,
+  miniwob: ``gymnasium.vector.AsyncVectorEnv`` of ``N``
+  ``gymnasium.make("miniwob/click-test-2-v1")`` (a ``CLICK_COORDS``-only action space), each
+  worker driving its own chromedriver and Chromium over Selenium, the observation its
+  screenshot plus the DOM; in its default configuration
+  (headless Chromium) and with ``render_mode="human"`` (every window on one Xvfb, 1280 x 720).
+  Each runs in a process of its own (``python -m tests.support.miniwob_peer --kind vector``,
+  the points on its stdin) after mantis_fast's vector env was closed, times its rounds there,
+  and pytest-benchmark records them (``bench_miniwob.replay``). Its observation space (text,
   DOM sequences) cannot live in shared memory: ``shared_memory=False``, observations are
   pickled back (mantis_fast's come through shared memory).
 
   Memory (``extra_info``): the RSS sum of each side's process trees once the rounds ran:
   mantis_fast's workers (and their forkserver), Xvfbs and Chromium trees; miniwob's workers,
-  chromedrivers, Chromium trees and its Xvfb. RSS counts shared pages in every process that
-  maps them (an upper bound); PSS (shared pages split among their users) goes in too, and
+  chromedrivers, Chromium trees (and its Xvfb in human mode), measured in its process. RSS
+  counts shared pages in every process that maps them (an upper bound); PSS (shared pages
+  split among their users) goes in too, and
   ``memory_*_per_desktop_mib`` is the total over ``desktops``. ``memory_by_process`` groups
   the RSS by command name.
 - ``miniwob ray throughput, 4 desktops``: the same on one Ray node through
@@ -38,12 +43,14 @@ machine; the per-desktop throughput (``env_steps_per_second_per_desktop``) compa
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -51,13 +58,12 @@ import numpy as np
 import pytest
 
 # bench_miniwob skips this module too when miniwob or gymnasium is missing.
-from bench_miniwob import CHROME, CHROMEDRIVER, descendants, rss_mib
+from bench_miniwob import CHROME, CHROMEDRIVER, ROOT, descendants, replay
 
-from mantis_fast import Xvfb
 from mantis_fast.gym.desktop import POINTER_TYPES
 from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask
 from mantis_fast.gym.policies import random_pointer
-from tests.support.miniwob_peer import sandbox_free_chrome
+from tests.support.miniwob_peer import process_memory
 
 TASK = "click-test-2"
 N = 8
@@ -80,42 +86,25 @@ POINTS = np.random.default_rng(0).integers((0, 0), TASK_AREA, size=(TOTAL_STEPS,
 VECTOR_OPERATION = "MiniWoB++ vector throughput, 8 desktops"
 
 
-def pss_mib(pids: set[int]) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as file:
-                for line in file:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1])
-                        break
-        except OSError:
-            continue
-    return total / 1024
-
-
-def by_name(pids: set[int]) -> dict[str, dict[str, float]]:
-    """RSS (MiB) and count of ``pids`` per command name."""
+def memory_facts(pids: set[int] | list, desktops: int) -> dict[str, Any]:
+    """RSS and PSS totals, per desktop and per command name, of ``pids`` (alive now) or of rows
+    ``process_memory`` measured elsewhere."""
+    rows = process_memory(pids) if isinstance(pids, set) else pids
+    rss = sum(row[1] for row in rows)
+    pss = sum(row[2] for row in rows)
     groups: dict[str, dict[str, float]] = defaultdict(lambda: {"count": 0, "rss_mib": 0.0})
-    for pid in pids:
-        try:
-            name = Path(f"/proc/{pid}/comm").read_text().strip()
-        except OSError:
-            continue
+    for name, row_rss, _ in rows:
         groups[name]["count"] += 1
-        groups[name]["rss_mib"] += rss_mib({pid})
-    return {k: {**v, "rss_mib": round(v["rss_mib"], 1)} for k, v in sorted(groups.items())}
-
-
-def memory_facts(pids: set[int], desktops: int) -> dict[str, Any]:
-    rss, pss = rss_mib(pids), pss_mib(pids)
+        groups[name]["rss_mib"] += row_rss
     return {
         "memory_rss_mib": round(rss, 1),
         "memory_rss_per_desktop_mib": round(rss / desktops, 1),
         "memory_pss_mib": round(pss, 1),
         "memory_pss_per_desktop_mib": round(pss / desktops, 1),
-        "process_count": len(pids),
-        "memory_by_process": by_name(pids),
+        "process_count": len(rows),
+        "memory_by_process": {
+            k: {**v, "rss_mib": round(v["rss_mib"], 1)} for k, v in sorted(groups.items())
+        },
     }
 
 
@@ -142,8 +131,12 @@ def run_rounds(
         durations.append(time.perf_counter() - started)
 
     benchmark.pedantic(one_round, rounds=ROUNDS, iterations=1)
-    median = float(np.median(durations))
-    rate = desktops * STEPS_PER_ROUND / median
+    return rates(durations, desktops, ended)
+
+
+def rates(durations: list[float], desktops: int, ended: int) -> dict[str, Any]:
+    """Env-steps per second over the median round, and what the rounds did."""
+    rate = desktops * STEPS_PER_ROUND / float(np.median(durations))
     return {
         "env_steps_per_second": round(rate, 2),
         "env_steps_per_second_per_desktop": round(rate / desktops, 2),
@@ -203,74 +196,43 @@ def test_mantis_fast_vector(benchmark, report_as) -> None:
 
 # -- miniwob -----------------------------------------------------------------------------------
 
-
-def make_miniwob_env() -> Any:
-    """Runs in a worker: one miniwob env whose only action is ``CLICK_COORDS``."""
-    import miniwob
-    from miniwob.action import ActionSpaceConfig, ActionTypes
-
-    gymnasium.register_envs(miniwob)
-    sandbox_free_chrome()
-    return gymnasium.make(
-        f"miniwob/{TASK}-v1",
-        render_mode="human",
-        action_space_config=ActionSpaceConfig(action_types=[ActionTypes.CLICK_COORDS]),
-    )
+# miniwob's default configuration (headless) first: the peer the report's ratio is formed with.
+PEER_MODES = {"headless": "", "human": ", render_mode=human"}
 
 
-@pytest.fixture
-def display() -> Iterator[set[int]]:
-    """An Xvfb for miniwob's browser windows, ``DISPLAY`` while the test runs; its pids."""
-    before = descendants()
-    previous = os.environ.get("DISPLAY")
-    with Xvfb(size=(1280, 720)) as server:
-        os.environ["DISPLAY"] = server.display
-        try:
-            yield descendants() - before
-        finally:
-            if previous is None:
-                os.environ.pop("DISPLAY", None)
-            else:
-                os.environ["DISPLAY"] = previous
-
-
-def test_miniwob_vector(benchmark, display: set[int], report_as) -> None:
+@pytest.mark.parametrize("mode", list(PEER_MODES))
+def test_miniwob_vector(benchmark, report_as, mode: str) -> None:
+    """miniwob's ``AsyncVectorEnv`` in a process of its own (``tests.support.miniwob_peer``,
+    ``--kind vector``), with none of mantis_fast's processes alive (its vector env above was
+    closed); that process times its rounds and they are replayed here."""
     report_as(
         VECTOR_OPERATION,
         "peer",
-        "miniwob {version} AsyncVectorEnv(8) (Selenium)",
+        f"miniwob {{version}} AsyncVectorEnv(8) (Selenium{PEER_MODES[mode]}, alone)",
         package="miniwob",
     )
     benchmark.group = GROUP
-    benchmark.name = f"miniwob AsyncVectorEnv({PEER_N}) {TASK}"
+    benchmark.name = f"miniwob AsyncVectorEnv({PEER_N}) {TASK} {mode}"
     if CHROME is None or CHROMEDRIVER is None:
         pytest.skip("miniwob's env needs chromium and chromedriver")
     pytest.importorskip("selenium")
-    os.environ.setdefault("MINIWOB_CHROME_BINARY", CHROME)
-    os.environ.setdefault("MINIWOB_CHROMEDRIVER", CHROMEDRIVER)
-    sandbox_free_chrome()  # in this process too: the forked workers inherit it
-    before = descendants()
-    envs = gymnasium.vector.AsyncVectorEnv(
-        [make_miniwob_env] * PEER_N, shared_memory=False, context="fork"
-    )
-    try:
-        envs.reset(seed=0)
-        envs.action_space.seed(0)
-
-        def step(k: int) -> tuple[np.ndarray, np.ndarray]:
-            actions = {
-                "action_type": np.zeros(PEER_N, np.int64),  # CLICK_COORDS, the only type
-                "coords": POINTS[k, :PEER_N].astype(np.float32),
-            }
-            _, _, terminated, truncated, _ = envs.step(actions)
-            return terminated, truncated
-
-        facts = run_rounds(benchmark, step, PEER_N)
-        facts.update(memory_facts((descendants() - before) | display, PEER_N))
-    finally:
-        envs.close()
+    argv = [
+        sys.executable, "-m", "tests.support.miniwob_peer", "--kind", "vector", "--task", TASK,
+        "--mode", mode, "--envs", str(PEER_N), "--warmup", str(WARMUP_STEPS),
+        "--rounds", str(ROUNDS), "--steps", str(STEPS_PER_ROUND),
+    ]  # fmt: skip
+    done = subprocess.run(
+        argv, cwd=ROOT, input=json.dumps(POINTS.tolist()), capture_output=True, text=True,
+        timeout=900,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    replay(benchmark, result["durations"])
+    facts = rates(result["durations"], PEER_N, result["episodes_ended"])
+    facts.update(memory_facts(result["memory"], PEER_N))
     benchmark.extra_info.update(facts)
-    report("miniwob", facts)
+    report(f"miniwob ({mode})", facts)
 
 
 # -- Ray ---------------------------------------------------------------------------------------
@@ -315,11 +277,13 @@ def test_mantis_fast_ray_pool(benchmark) -> None:
             for where in pool.where():
                 desktops |= {where["pid"], *where["desktop_pids"]}
             facts.update(memory_facts(desktops, RAY_N))
-            whole = descendants() - before
+            whole = memory_facts(descendants() - before, RAY_N)
             facts.update(
-                memory_rss_mib_with_ray=round(rss_mib(whole), 1),
-                memory_pss_mib_with_ray=round(pss_mib(whole), 1),
-                ray_processes=by_name(whole - desktops),
+                memory_rss_mib_with_ray=whole["memory_rss_mib"],
+                memory_pss_mib_with_ray=whole["memory_pss_mib"],
+                ray_processes=memory_facts(descendants() - before - desktops, RAY_N)[
+                    "memory_by_process"
+                ],
             )
         finally:
             pool.close()

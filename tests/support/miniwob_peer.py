@@ -14,6 +14,11 @@ processes alive, so the peer has the machine to itself.
   ``env.step`` of its decision is timed.
 - ``reset``: ``env.reset(seed=s)``.
 - ``episode``: a whole oracle episode, reset included.
+- ``vector``: ``gymnasium.vector.AsyncVectorEnv`` of ``--envs`` envs (``CLICK_COORDS`` only),
+  reset with seed 0, then batched clicks at the points read as JSON from stdin (a list of
+  steps, each a list of ``[x, y]`` per env, CSS pixels of the task area): ``--warmup`` steps
+  untimed, then ``--rounds`` rounds of ``--steps`` steps, each round timed; the episodes that
+  ended (autoreset included) and the memory of every process it started.
 """
 
 from __future__ import annotations
@@ -156,6 +161,21 @@ def rss_mib(pids: set[int]) -> float:
     return total / 1024
 
 
+def process_memory(pids: set[int]) -> list[tuple[str, float, float]]:
+    """``(command name, RSS MiB, PSS MiB)`` of each of ``pids`` still alive (PSS splits shared
+    pages among the processes that map them)."""
+    rows = []
+    for pid in pids:
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            with open(f"/proc/{pid}/smaps_rollup") as file:
+                pss = next((int(line.split()[1]) for line in file if line.startswith("Pss:")), 0)
+        except OSError:
+            continue
+        rows.append((name, rss_mib({pid}), pss / 1024))
+    return rows
+
+
 def process_names(pids: set[int]) -> list[str]:
     names = set()
     for pid in pids:
@@ -196,13 +216,78 @@ def timed_rounds(side: PeerEnv, kind: str, rounds: int, seeds: Iterator[int]) ->
     return {"durations": durations, "outcomes": outcomes}
 
 
+def make_click_env(task: str, render_mode: str | None) -> Any:
+    """One miniwob env whose only action is ``CLICK_COORDS`` (built in a vector worker)."""
+    import gymnasium
+    import miniwob
+    from miniwob.action import ActionSpaceConfig, ActionTypes
+
+    gymnasium.register_envs(miniwob)
+    sandbox_free_chrome()
+    return gymnasium.make(
+        f"miniwob/{task}-v1",
+        render_mode=render_mode,
+        action_space_config=ActionSpaceConfig(action_types=[ActionTypes.CLICK_COORDS]),
+    )
+
+
+def vector_rounds(
+    task: str, envs: int, render_mode: str | None, points: list, warmup: int, rounds: int,
+    steps: int,
+) -> dict[str, Any]:  # fmt: skip
+    """Time batched clicks on an ``AsyncVectorEnv`` of ``envs`` miniwob envs (see ``vector``)."""
+    import functools
+
+    import gymnasium
+    import numpy as np
+
+    sandbox_free_chrome()  # in this process too: the forked workers inherit it
+    before = descendants()
+    vector = gymnasium.vector.AsyncVectorEnv(
+        [functools.partial(make_click_env, task, render_mode)] * envs,
+        shared_memory=False,  # its observations (text, DOM) cannot live in shared memory
+        context="fork",
+    )
+    try:
+        vector.reset(seed=0)
+        clicks = np.asarray(points, np.float32)[:, :envs]
+        counter = iter(range(len(clicks)))
+        ended = 0
+
+        def step() -> None:
+            nonlocal ended
+            action = {"action_type": np.zeros(envs, np.int64), "coords": clicks[next(counter)]}
+            _, _, terminated, truncated, _ = vector.step(action)
+            ended += int(np.count_nonzero(terminated | truncated))
+
+        for _ in range(warmup):
+            step()
+        ended = 0
+        durations = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            durations.append(time.perf_counter() - start)
+        return {
+            "durations": durations,
+            "episodes_ended": ended,
+            "memory": process_memory(descendants() - before),
+        }
+    finally:
+        vector.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kind", required=True, choices=("step", "reset", "episode"))
+    parser.add_argument("--kind", required=True, choices=("step", "reset", "episode", "vector"))
     parser.add_argument("--task", required=True)
     parser.add_argument("--mode", choices=("headless", "human"), default="headless")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1000)
+    parser.add_argument("--envs", type=int, default=8, help="vector: the number of envs")
+    parser.add_argument("--warmup", type=int, default=3, help="vector: untimed batched steps")
+    parser.add_argument("--steps", type=int, default=20, help="vector: batched steps a round")
     args = parser.parse_args(argv)
     use_system_chrome()
     with contextlib.ExitStack() as stack:
@@ -214,6 +299,14 @@ def main(argv: list[str] | None = None) -> int:
             server = stack.enter_context(Xvfb(size=(1280, 720)))
             os.environ["DISPLAY"] = server.display
             screen = descendants() - before
+        if args.kind == "vector":
+            result = vector_rounds(
+                args.task, args.envs, None if args.mode == "headless" else "human",
+                json.load(sys.stdin), args.warmup, args.rounds, args.steps,
+            )  # fmt: skip
+            result["memory"] += process_memory(screen)
+            sys.stdout.write(json.dumps(result) + "\n")
+            return 0
         before = descendants()
         side = PeerEnv(args.task, None if args.mode == "headless" else "human")
         stack.callback(side.close)
