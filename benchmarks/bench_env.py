@@ -5,8 +5,10 @@ Run: .venv/bin/python -m pytest benchmarks/bench_env.py --benchmark-only -p no:c
 
 mantis_fast: ``DesktopEnv(ClickTarget(), observation_size=(640, 360))``, a 1280 x 720 private
 Xvfb running the demo app (``python -m mantis_fast.demo.app``, one red target at a time, five
-hits an episode), observed at half the screen. miniwob: ``miniwob/click-test-2-v1`` on an Xvfb
-of ``bench_miniwob`` (its ``display`` and ``sides`` fixtures, Chromium driven over Selenium).
+hits an episode), observed at half the screen. miniwob: ``miniwob/click-test-2-v1`` as its
+users run it, in its default configuration (headless) and with ``render_mode="human"``, each in
+a process of its own with none of mantis_fast's alive (``bench_miniwob.run_peer``: its rounds
+timed there, replayed here), Chromium driven over Selenium.
 
 - ``env step (policy hits the red target)``: one step whose action solves the current target.
   mantis_fast: a click at the target's centre (``env.task.target``, screen pixels, halved into
@@ -37,9 +39,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-# bench_miniwob skips this module too when miniwob or gymnasium is missing. ``display`` and
-# ``sides`` are its fixtures (miniwob's env on an Xvfb of the module), used by name.
-from bench_miniwob import display, sides, time_steps  # noqa: F401
+# bench_miniwob skips this module too when miniwob or gymnasium is missing.
+from bench_miniwob import PEERS, replay, run_peer
 
 from mantis_fast.actions import Action, ActionType
 from mantis_fast.gym import ClickTarget, DesktopEnv
@@ -55,16 +56,17 @@ TARGET_RED = np.array([0xE0, 0x20, 0x20])
 RED_TOLERANCE = 24  # per channel: the resize blends the disc's edge, never its centre
 SEEDS = itertools.count(5000)
 RESTART_ROUNDS = 5
-LABELS = {  # (subject, peer) per operation
+LABELS = {  # (subject, peer) per operation; the peer's configuration is appended
     STEP: (
         "mantis_fast DesktopEnv(ClickTarget), XTest click, 1280x720 seen at 640x360",
-        "miniwob {version} click-test-2 (Selenium, CLICK_ELEMENT)",
+        "miniwob {version} click-test-2 (Selenium, CLICK_ELEMENT",
     ),
     RESET: (
         "mantis_fast DesktopEnv(ClickTarget), 1280x720 seen at 640x360",
-        "miniwob {version} click-test-2 (Selenium)",
+        "miniwob {version} click-test-2 (Selenium",
     ),
 }
+CONFIGURATION = {"headless": ", headless, alone)", "human": ", render_mode=human, alone)"}
 STEP_NOTE = (
     "mantis_fast: a click at the demo app's red target (5 per episode, the reset every fifth "
     "step in the untimed setup), the observation captured once the step settled; miniwob: "
@@ -117,8 +119,9 @@ def is_red(pixel: np.ndarray) -> bool:
     return bool(np.abs(pixel.astype(int) - TARGET_RED).max() <= RED_TOLERANCE)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def desktop_env() -> Iterator[ClickTargetSide]:
+    """mantis_fast's env, per test: closed before a peer's test, which runs alone."""
     with DesktopEnv(ClickTarget(), observation_size=OBSERVATION) as env:
         env.reset(seed=0)
         yield ClickTargetSide(env)
@@ -126,14 +129,16 @@ def desktop_env() -> Iterator[ClickTargetSide]:
 
 @pytest.fixture
 def side(request: pytest.FixtureRequest, report_as, who: str, operation: str) -> Any:
-    """The tagged side ``who`` of ``operation`` (the tag first: the peer may skip)."""
+    """The tagged side ``who`` of ``operation`` (the tag first: the peer may skip): mantis_fast's
+    env, or the peer's configuration (``PEERS``) run by ``run_peer`` in the test."""
     subject, peer = LABELS[operation]
     note = STEP_NOTE if operation == STEP else RESET_NOTE
     if who == "mantis_fast":
         report_as(operation, "subject", subject, rate_unit="it/s", note=note)
         return request.getfixturevalue("desktop_env")
-    report_as(operation, "peer", peer, package="miniwob", rate_unit="it/s", note=note)
-    return request.getfixturevalue("sides")("miniwob", PEER_TASK)
+    label = peer + CONFIGURATION[PEERS[who]]
+    report_as(operation, "peer", label, package="miniwob", rate_unit="it/s", note=note)
+    return PEERS[who]
 
 
 def stage_medians(benchmark, side: ClickTargetSide, kind: str) -> None:
@@ -149,16 +154,40 @@ def stage_medians(benchmark, side: ClickTargetSide, kind: str) -> None:
     benchmark.extra_info["stage_medians_s"] = medians
 
 
+SIDES = ["mantis_fast", *PEERS]
+
+
+def time_steps(benchmark: Any, side: ClickTargetSide) -> list[tuple[float, bool]]:
+    """Time ``side.step`` over ``STEP_ROUNDS`` rounds (``(reward, done)`` per round); the
+    untimed setup resets when the last step ended the episode and reads the decision."""
+    results: list[tuple[float, bool]] = []
+
+    def setup() -> tuple[tuple[Any], dict]:
+        if not results or results[-1][1]:
+            side.reset(next(SEEDS))
+        return (side.decide(),), {}
+
+    benchmark.pedantic(
+        lambda decision: results.append(side.step(decision)),
+        setup=setup,
+        rounds=STEP_ROUNDS,
+        warmup_rounds=1,
+    )
+    return results[1:]
+
+
 @pytest.mark.parametrize("operation", [STEP], ids=["step"])
-@pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
+@pytest.mark.parametrize("who", SIDES)
 def test_step(benchmark, side: Any, who: str, operation: str) -> None:
     benchmark.group = operation
     benchmark.name = f"{who} step"
-    results = time_steps(benchmark, side, STEP_ROUNDS, SEEDS, reset_every_round=False)
-    assert all(reward > 0 for reward, _ in results), results
-    if who == "miniwob":  # one click solves click-test-2
-        assert all(done for _, done in results), results
+    if who != "mantis_fast":  # one click solves click-test-2: every step a whole episode
+        result = run_peer("step", PEER_TASK, side, STEP_ROUNDS, seed=5000)
+        replay(benchmark, result["durations"])
+        assert all(reward > 0 and done for reward, done in result["outcomes"]), result
         return
+    results = time_steps(benchmark, side)
+    assert all(reward > 0 for reward, _ in results), results
     stage_medians(benchmark, side, "step")
     checked = 0
     for (x, y, _), new, pixel in side.seen[-len(results) :]:
@@ -172,10 +201,13 @@ def test_step(benchmark, side: Any, who: str, operation: str) -> None:
 
 
 @pytest.mark.parametrize("operation", [RESET], ids=["reset"])
-@pytest.mark.parametrize("who", ["mantis_fast", "miniwob"])
+@pytest.mark.parametrize("who", SIDES)
 def test_reset(benchmark, side: Any, who: str, operation: str) -> None:
     benchmark.group = operation
     benchmark.name = f"{who} reset"
+    if who != "mantis_fast":
+        replay(benchmark, run_peer("reset", PEER_TASK, side, RESET_ROUNDS, seed=6000)["durations"])
+        return
     benchmark.pedantic(
         side.reset, setup=lambda: ((next(SEEDS),), {}), rounds=RESET_ROUNDS, warmup_rounds=1
     )

@@ -61,7 +61,16 @@ from mantis_fast.gym.miniwob import miniwob_env
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
 from tests.support.miniwob_peer import descendants, process_names, rss_mib, run_episode
 
-__all__ = ["CHROME", "CHROMEDRIVER", "ROOT", "descendants", "replay", "rss_mib"]
+__all__ = [
+    "CHROME",
+    "CHROMEDRIVER",
+    "PEERS",
+    "ROOT",
+    "descendants",
+    "replay",
+    "rss_mib",
+    "run_peer",
+]
 
 TASKS = ("click-test-2", "enter-text")
 STEP_ROUNDS = 20
@@ -91,15 +100,18 @@ def replay(benchmark: Any, durations: list[float]) -> None:
     benchmark.pedantic(advance, rounds=len(durations), iterations=1)
 
 
-def run_peer(kind: str, task: str, mode: str, rounds: int) -> dict[str, Any]:
+def run_peer(
+    kind: str, task: str, mode: str, rounds: int, seed: int | None = None
+) -> dict[str, Any]:
     """miniwob's env in a process of its own (``tests.support.miniwob_peer``): its timed
-    rounds, outcomes and memory."""
+    rounds, outcomes and memory (seeds from ``seed``, default ``FIRST_SEED[kind]``)."""
     if CHROME is None or CHROMEDRIVER is None:
         pytest.skip("miniwob's env needs chromium and chromedriver")
     pytest.importorskip("selenium")
     argv = [
         sys.executable, "-m", "tests.support.miniwob_peer", "--kind", kind, "--task", task,
-        "--mode", mode, "--rounds", str(rounds), "--seed", str(FIRST_SEED[kind]),
+        "--mode", mode, "--rounds", str(rounds),
+        "--seed", str(FIRST_SEED[kind] if seed is None else seed),
     ]  # fmt: skip
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
