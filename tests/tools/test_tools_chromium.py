@@ -39,14 +39,21 @@ def test_scroll_pixels_become_wheel_clicks_that_chromium_scrolls_by(axis, pixels
         browser.wait_until_loaded()
         computer = openai.Computer(xvfb.display)
         browser.evaluate(
-            "addEventListener('mousemove', () => { window.hovered = true });"
+            "addEventListener('mousemove', e => { window.moved = [e.screenX, e.screenY] });"
             "window.wheels = [];"
             "addEventListener('wheel', e => window.wheels.push([e.deltaX, e.deltaY]))"
         )
-        deadline = time.monotonic() + 10  # until the page takes pointer input
-        while not browser.evaluate("window.hovered === true") and time.monotonic() < deadline:
-            computer.move(600 + int(time.monotonic() * 10) % 20, 360)
+        # Until the page has taken a move of ours (the point we moved to, not the synthetic
+        # mousemove Chromium may send after a load): our input path into the page is live.
+        deadline, moved, point = time.monotonic() + 10, None, None
+        while time.monotonic() < deadline:
+            point = [600 + int(time.monotonic() * 10) % 20, 360]
+            computer.move(*point)
             time.sleep(0.1)
+            moved = browser.evaluate("window.moved || null")
+            if moved == point:
+                break
+        assert moved == point, (moved, point)
         assert browser.evaluate(f"window.{axis}") == 0
         computer.scroll(640, 360, *pixels)
         computer.screenshot()
