@@ -12,9 +12,10 @@ miniwob's env runs as its users run it, in two configurations: its default (head
 and ``render_mode="human"`` (a Chromium window on an Xvfb), each in a process of its own
 (``python -m tests.support.miniwob_peer``) started after every process of mantis_fast's env
 was closed, so it has the machine to itself; mantis_fast's env runs when no peer process is
-alive. The peer's process times its own rounds (``time.perf_counter`` around exactly what the
-in-process side times) and pytest-benchmark records those durations through a replay timer
-(``replay``), so both sides' statistics come from the same kind of measurement.
+alive. Both sides' rounds are timed by the same function (``miniwob_peer.timed_rounds``:
+``time.perf_counter`` around the step, reset or episode, the reset and decision of a step round
+untimed), in the peer's own process or in this one, and pytest-benchmark records those
+durations through a replay timer (``replay``).
 
 - ``miniwob step <task>``: one oracle action on a freshly reset episode (the reset to the next
   seed is the round's untimed setup; the oracle is read in the setup too, so only ``step`` is
@@ -59,7 +60,13 @@ pytest.importorskip("gymnasium")
 
 from mantis_fast.gym.miniwob import miniwob_env
 from mantis_fast.gym.miniwob_oracles import ORACLES, oracle_action
-from tests.support.miniwob_peer import descendants, process_names, rss_mib, run_episode
+from tests.support.miniwob_peer import (
+    descendants,
+    process_names,
+    rss_mib,
+    run_episode,
+    timed_rounds,
+)
 
 __all__ = [
     "CHROME",
@@ -168,33 +175,6 @@ def close_ours() -> None:
         _OURS.popitem()[1].close()
 
 
-def time_ours(benchmark: Any, kind: str, side: Ours, rounds: int) -> list[Any]:
-    """``rounds`` rounds of ``kind`` on mantis_fast's env, timed as the peer's process times
-    its own (``tests.support.miniwob_peer.timed_rounds``): the untimed reset and decision of a
-    step round are pytest-benchmark's setup."""
-    seeds = itertools.count(FIRST_SEED[kind])
-    outcomes: list[Any] = []
-    if kind == "step":
-
-        def setup() -> tuple[tuple[Any], dict]:
-            side.reset(next(seeds))
-            return (side.decide(),), {}
-
-        target: Callable[..., None] = lambda action: outcomes.append(side.step(action))  # noqa: E731
-    else:
-
-        def setup() -> tuple[tuple[Any], dict]:
-            return (next(seeds),), {}
-
-        if kind == "reset":
-            target = side.reset
-        else:
-            target = lambda seed: outcomes.append(run_episode(side, seed))  # noqa: E731
-    warmup = 0 if kind == "episode" else 1
-    benchmark.pedantic(target, setup=setup, rounds=rounds, warmup_rounds=warmup)
-    return outcomes[warmup:] if kind == "step" else outcomes
-
-
 def _tag(report_as: Any, kind: str, who: str, task: str) -> None:
     operation = f"MiniWoB++ {kind}, {task}"
     if who == "mantis_fast":
@@ -221,7 +201,10 @@ def run_side(benchmark: Any, ours: Any, report_as: Any, kind: str, who: str, tas
             "processes": process_names(side.pids),
             "process_count": len(side.pids),
         }
-        outcomes = time_ours(benchmark, kind, side, rounds)
+        seeds = itertools.count(FIRST_SEED[kind])
+        result = timed_rounds(side, kind, rounds, seeds)  # as the peer's process times its own
+        replay(benchmark, result["durations"])
+        outcomes = result["outcomes"]
     else:
         close_ours()  # the peer alone on the machine
         result = run_peer(kind, task, PEERS[who], rounds)

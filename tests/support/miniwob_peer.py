@@ -187,8 +187,9 @@ def process_names(pids: set[int]) -> list[str]:
 # -- the timed rounds ----------------------------------------------------------------------------
 
 
-def timed_rounds(side: PeerEnv, kind: str, rounds: int, seeds: Iterator[int]) -> dict[str, Any]:
-    """``rounds`` timed rounds of ``kind`` (plus one untimed warm-up for step and reset)."""
+def timed_rounds(side: Any, kind: str, rounds: int, seeds: Iterator[int]) -> dict[str, Any]:
+    """``rounds`` timed rounds of ``kind`` on ``side`` (either env: ``reset``, ``decide``,
+    ``step``), plus one untimed warm-up for step and reset."""
     durations: list[float] = []
     outcomes: list[Any] = []
     warmup = 0 if kind == "episode" else 1
