@@ -39,18 +39,22 @@ from mantis_fast.gym.tasks import Task
 from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.damage import Settled
 from mantis_fast.x11.refresh import MAX_REFRESH_HZ, set_refresh_rate
+from mantis_fast.x11.settle import FrameWait
 
-__all__ = ["INPUT_WAIT_MS", "PAGE_QUIET_MS", "BrowserTask"]
+__all__ = ["FRAME_WAIT_CEILING_MS", "INPUT_WAIT_MS", "PAGE_QUIET_MS", "BrowserTask"]
 
 #: How long a step waits for the page to receive its input before it goes on (an action on
 #: no page element, a move to where the pointer already is).
 INPUT_WAIT_MS = 150
-#: After the page drew its frame, how long the screen must stay unchanged for the observation.
+#: The longest a step gives the page's frame to reach the screen once it began (the wait is
+#: learned from the page's own frames; this while learning, and its bound).
+FRAME_WAIT_CEILING_MS = 20.0
+#: For a page that took no input or runs no frames: how long the screen must stay unchanged.
 PAGE_QUIET_MS = 3.0
 _PAGE_TIMEOUT_S = 5.0
 
 # Counts the trusted input events the document receives (capturing, on the window, before the
-# page's own listeners) and waits for a count, the tasks its handlers queued, then two frames.
+# page's own listeners) and waits for a count, the tasks its handlers queued, then a frame.
 # Kept off the page's globals' enumeration; one per document (a new document starts at zero
 # with a new id). Runs in every frame: a same-origin frame's events count in the top document.
 _INSTRUMENT = """(() => {
@@ -61,9 +65,19 @@ _INSTRUMENT = """(() => {
   try { top = window.top !== window && window.top.__mantis ? window.top.__mantis : null; }
   catch (error) { top = null; }
   const counts = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
+  const now = () => performance.timeOrigin + performance.now();
+  // When the first frame after the latest input began (null: it has not yet): what that input
+  // changed is drawn from that frame on.
+  let inputFrame = null;
+  let framePending = false;
   const waiters = new Set();  // settles waiting for a count: told by the event itself
   const bump = (type) => {
     counts[type]++;
+    inputFrame = null;
+    if (!framePending) {
+      framePending = true;
+      requestAnimationFrame(() => { framePending = false; inputFrame = now(); });
+    }
     for (const waiter of waiters) {
       if (waiter.type === type && counts[type] >= waiter.target) {
         waiters.delete(waiter);
@@ -77,19 +91,27 @@ _INSTRUMENT = """(() => {
     }, true);
   }
   const doc = String(performance.timeOrigin) + ":" + String(Math.random()).slice(2);
-  // Once the input is in: a task queued after the ones its handlers queued (same-delay timers
-  // run in order; two hops, since this listener runs before the page's), then two frames, so
-  // what the page did about it has been drawn.
+  // Once the input is in: the first frame that began after it (it draws what the handlers did
+  // there and then; the next one for a settle with no input), and the frame that begins after
+  // the tasks they queued (same-delay timers run in order; two hops, since this listener runs
+  // before the page's). Resolves as that frame begins, with both begin times: the step then
+  // gives the frame time to reach the screen (learned from the first frame's), rather than
+  // waiting for the screen to go quiet.
   const settle = (seenDoc, type, target, limitMs) => new Promise((resolve) => {
     const start = performance.now();
-    const frames = () => requestAnimationFrame(() => requestAnimationFrame(
-      () => resolve(performance.now() - start)));
-    const go = () => setTimeout(() => setTimeout(frames, 0), 0);
-    setTimeout(() => resolve(-1), 4 * limitMs);  // no frames (a hidden page): never hang
+    const go = () => {
+      let first = type === null ? null : inputFrame;
+      if (first === null) requestAnimationFrame(() => { if (first === null) first = now(); });
+      setTimeout(() => setTimeout(() => requestAnimationFrame(() => {
+        const began = now();
+        resolve([performance.now() - start, first === null ? began : first, began]);
+      }), 0), 0);
+    };
+    setTimeout(() => resolve([-2, null, null]), 4 * limitMs);  // no frames (a hidden page)
     if (seenDoc !== doc || type === null || counts[type] >= target) { go(); return; }
     const waiter = {type, target, go};
     waiters.add(waiter);
-    setTimeout(() => { if (waiters.delete(waiter)) resolve(-1); }, limitMs);  // no input came
+    setTimeout(() => { if (waiters.delete(waiter)) resolve([-1, null, null]); }, limitMs);
   });
   Object.defineProperty(window, "__mantis", {value: Object.freeze({counts, doc, settle, bump})});
 })();"""
@@ -113,6 +135,32 @@ def _expected_event(action: Action | None) -> tuple[str | None, int]:
     if kind is ActionType.KEY:
         return "keyup", 1
     return None, 0
+
+
+class _PageClock:
+    """A page's clock (``performance.timeOrigin + performance.now()``, ms) in
+    ``time.monotonic()`` ms, per document: a document reads the wall clock once, at its
+    origin, and counts monotonic time from there, so one offset holds for its life. Set from a
+    round trip when the document is first seen (within half of it), then kept no later than
+    any answer shows (the page's time on sending, our time on arrival)."""
+
+    def __init__(self) -> None:
+        self._doc: str | None = None
+        self._offset = 0.0
+
+    def sync(self, doc: str, sent: float, page_ms: float, received: float) -> None:
+        """A round trip that read the page's clock: sent and received in our seconds."""
+        if doc and doc != self._doc:
+            self._doc, self._offset = doc, (sent + received) * 500.0 - page_ms
+
+    def offset(self, doc: str, sent_ms: float, received: float) -> float:
+        """The offset, kept consistent with an answer the page sent at ``sent_ms``."""
+        bound = received * 1e3 - sent_ms
+        if doc != self._doc:
+            self._doc, self._offset = doc, bound
+        else:
+            self._offset = min(self._offset, bound)
+        return self._offset
 
 
 class BrowserTask(Task):
@@ -161,11 +209,18 @@ class BrowserTask(Task):
         self.page_state: dict[str, Any] = {}
         self.browser_starts = 0
         self.popups_closed: list[str] = []  # since the last step's info
+        # How long the page's frames take to reach the screen (learned), in whose clock.
+        self.frame_wait = FrameWait(FRAME_WAIT_CEILING_MS)
+        self._page_clock = _PageClock()
+        self.page_wait = ""  # how the last step's wait for the page ended (info["page_wait"])
 
     # A copy or a pickle (vector envs, Ray) is the settings, never the running browser.
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        runtime = ("browser", "_display", "_doc", "_counts", "page_state", "browser_starts")
+        runtime = (
+            *("browser", "_display", "_doc", "_counts", "page_state", "browser_starts"),
+            *("frame_wait", "_page_clock", "page_wait"),
+        )
         for name in (*runtime, "popups_closed"):
             state.pop(name, None)
         return state
@@ -232,13 +287,16 @@ class BrowserTask(Task):
         )
 
     def _read_instrument(self) -> None:
+        sent = time.monotonic()
         found = self.evaluate(
-            "window.__mantis ? [window.__mantis.doc, window.__mantis.counts] : null"
+            "window.__mantis ? [window.__mantis.doc, window.__mantis.counts, "
+            "performance.timeOrigin + performance.now()] : null"
         )
         if found is None:  # a page the init script could not reach (about:, chrome:)
             self._doc, self._counts = "", {}
         else:
             self._doc, self._counts = found[0], dict(found[1])
+            self._page_clock.sync(self._doc, sent, found[2], time.monotonic())
 
     def css_to_screen(self, x: float, y: float) -> tuple[float, float]:
         """A point of the page (CSS pixels of the viewport) in screen pixels: the kiosk page
@@ -254,9 +312,9 @@ class BrowserTask(Task):
         state = self.state_expression()
         return (
             f"window.__mantis ? window.__mantis.settle({json.dumps(self._doc)}, "
-            f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((waited) => "
-            f"[waited, window.__mantis.doc, window.__mantis.counts, {state}])"
-            f" : [0, '', {{}}, {state}]"
+            f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((frames) => "
+            f"[frames, window.__mantis.doc, window.__mantis.counts, {state}])"
+            f" : [[-1, null, null], '', {{}}, {state}]"
         )
 
     def settle(self, desktop: Any, action: Any) -> Settled | None:
@@ -274,14 +332,30 @@ class BrowserTask(Task):
             # The action started a navigation: wait for the new document and its frames.
             browser.wait_until_loaded(self.page_timeout)
             self._wait_for_load()
+            self._read_instrument()  # the new document: its clock, its counts
             answer = self.evaluate(self._settle_expression(None, 0), await_promise=True)
+        answered = time.monotonic()
         browser.forget_navigation()
-        waited, doc, counts, state = answer
+        (waited, first, began), doc, counts, state = answer
         self._doc, self._counts = doc, dict(counts)
         self.page_state = state
         self.popups_closed += browser.close_other_pages()
-        screen = desktop.capture.wait_until_stable(timeout=0.25, quiet_ms=PAGE_QUIET_MS)
-        return Settled(waited >= 0 and screen.stable, time.monotonic() - started, screen.changes)
+        if waited < 0 or first is None or began is None:
+            # The input never reached the page, or it draws no frames: the screen's own word.
+            self.page_wait = "no input" if waited == -1 else "no frames"
+            screen = desktop.capture.wait_until_stable(timeout=0.25, quiet_ms=PAGE_QUIET_MS)
+            return Settled(False, time.monotonic() - started, screen.changes)
+        offset = self._page_clock.offset(doc, began, answered)
+        screen = desktop.capture.settle_after_frame(
+            self.frame_wait,
+            input_at=started,
+            first_began=(first + offset) / 1e3,
+            began=(began + offset) / 1e3,
+        )
+        report = self.frame_wait.last
+        drawn = report is None or report.latency_ms is not None
+        self.page_wait = "drawn" if drawn else "nothing drawn"
+        return Settled(True, time.monotonic() - started, screen.changes)
 
     @staticmethod
     def _navigated(exc: BrowserError) -> bool:
@@ -300,6 +374,15 @@ class BrowserTask(Task):
     @property
     def url(self) -> str:
         return str(self.page_state.get("url", ""))
+
+    def settle_facts(self) -> dict[str, Any]:
+        """How the last wait for the page ended (``page_wait``: "drawn", "nothing drawn",
+        "no input" or "no frames"), the frame wait it used and the latency it learned."""
+        facts: dict[str, Any] = {"page_wait": self.page_wait}
+        report = self.frame_wait.last
+        if report is not None and self.page_wait in ("drawn", "nothing drawn"):
+            facts.update(frame_wait_ms=report.wait_ms, frame_latency_ms=report.latency_ms)
+        return facts
 
     def report(self, info: dict[str, Any]) -> None:
         """Put what the page did into a step's ``info``: its URL, the popups closed."""

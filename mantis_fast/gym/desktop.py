@@ -305,7 +305,7 @@ class DesktopEnv(gymnasium.Env):
             raise ConnectionLostError(
                 "the desktop died twice while starting: " + self._restarts[-1]
             )
-        self.timings = _timings(result.info)
+        self.timings = {**_timings(result.info), **self.task.settle_facts()}
         info = {**started}
         if self._restarts:
             info["desktop_restarted"] = self._restarts[-1]
@@ -346,7 +346,7 @@ class DesktopEnv(gymnasium.Env):
             observation, info = self.reset(seed=None)
             info.update({key: reason, "truncated_reason": reason})
             return observation, 0.0, False, True, info
-        self.timings = _timings(result.info)
+        self.timings = {**_timings(result.info), **self.task.settle_facts()}
         # Only what the same seed and actions reproduce (Gymnasium's determinism check):
         # timings and settle facts are in ``timings``.
         info = {k: v for k, v in result.info.items() if k in _STEP_INFO}

@@ -67,6 +67,11 @@ class Task:
         desktop waits for the screen to stop changing instead."""
         return None
 
+    def settle_facts(self) -> dict[str, Any]:
+        """What the last ``settle`` saw beyond ``Settled``, for ``DesktopEnv.timings`` (not the
+        step's ``info``: it depends on timing, not on the seed and the actions)."""
+        return {}
+
     @property
     def url(self) -> str:
         """The app's current location, for the loop detector's state loops ("" when the app has

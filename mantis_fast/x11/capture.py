@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import select
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -67,7 +68,9 @@ from mantis_fast.x11.monitors import MonitorQuery, RandRMonitor, query_randr_mon
 from mantis_fast.x11.regions import checked_region
 from mantis_fast.x11.settle import (
     DamageLink,
+    FrameWait,
     InputSettle,
+    settle_after_frame,
     settle_after_input,
     settle_by_damage,
     settle_by_frames,
@@ -1129,6 +1132,55 @@ class Capture(XClient):
                 return settled
             except GONE as exc:
                 raise self._lost(exc) from None
+
+    def settle_after_frame(
+        self, window: FrameWait, *, input_at: float, first_began: float, began: float
+    ) -> Settled:
+        """Wait until a frame the app named has had time to reach the screen.
+
+        For an app that says when the frame drawing its answer began (a web page's
+        ``requestAnimationFrame``; ``mantis_fast.gym.browser_task``): with DAMAGE tracking,
+        until ``began`` plus the latency learned in ``window`` (``mantis_fast.x11.settle``);
+        without it, until ``began`` plus ``window.ceiling_ms``. No quiet window: a page that
+        draws forever costs the same.
+
+        Parameters
+        ----------
+        window : FrameWait
+            The limits, and the app's frame latencies learned so far (this call learns into
+            it and reports there, ``window.last``).
+        input_at : float
+            When the input was sent (``time.monotonic()`` seconds).
+        first_began : float
+            When the first frame after the input began.
+        began : float
+            When the frame holding the answer began.
+
+        Returns
+        -------
+        Settled
+            Always stable; the seconds waited and the damage events taken in.
+
+        Raises
+        ------
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away; the connection is dropped.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                if self._damage is not None:
+                    link = self._damage_link(self._damage)
+                    return settle_after_frame(
+                        link, window, input_at=input_at, first_began=first_began, began=began
+                    )
+            except GONE as exc:
+                raise self._lost(exc) from None
+        start = time.monotonic()
+        time.sleep(max(0.0, began + window.ceiling_ms / 1e3 - start))
+        return Settled(True, time.monotonic() - start, 0)
 
     def _grab_and_observe(
         self, observe: Callable[[np.ndarray, CursorImage | None], object], cursor: bool

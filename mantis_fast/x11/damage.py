@@ -9,6 +9,7 @@ place in the persistent frame; merging nearby bands trades a few extra rows for 
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import NamedTuple
 
 from Xlib import X
@@ -22,6 +23,8 @@ Rect = tuple[int, int, int, int]
 # Bands closer than this many rows are fetched as one request (a round trip costs more than
 # copying a few extra rows).
 BAND_GAP_ROWS = 32
+# How many damage timestamps a tracker keeps (a frame's draw is a few events).
+RECENT_STAMPS = 64
 
 
 class DamageUnavailable(Exception):
@@ -88,6 +91,9 @@ class DamageTracker:
         self.events = 0
         # For settling (mantis_fast.x11.settle), in the server's time (ms, 32-bit, wrapping):
         self.last_timestamp: int | None = None  # of the latest damage
+        # The latest damage events' server times, whoever took them in (a frame wait reads
+        # which came after a frame began, and which came after it stopped waiting).
+        self.recent: deque[int] = deque(maxlen=RECENT_STAMPS)
         # The least (our clock - server's clock) seen on arrival: server time ~ ours - offset.
         self.clock_offset_ms: float | None = None
         # (events, a server time, capture grabs) when a settle last ended, and the server time
@@ -103,6 +109,7 @@ class DamageTracker:
         self._pending.append((area.x, area.y, area.width, area.height))
         self.last_event_time = now = time.monotonic()
         stamp = self.last_timestamp = event.timestamp
+        self.recent.append(stamp)
         if self.first_since_mark is None:
             self.first_since_mark = stamp
         offset = now * 1e3 - stamp

@@ -5,6 +5,9 @@ screen unchanged for ``quiet`` seconds. ``settle_after_input`` is a Gym step's w
 input it waits for the first damage the input causes (none within ``InputSettle.first_s``: the
 input changed nothing), then for a quiet window learned from the app (``InputSettle``), so an
 app that answers in one burst is not held to a window sized for the slowest one.
+``settle_after_frame`` is for an app that says when the frame holding its answer began (a web
+page's ``requestAnimationFrame``): it waits until that frame has had time to reach the screen,
+a time learned from the app's own frames (``FrameWait``), with no quiet window at all.
 
 Gaps between damage events are measured with the server's DamageNotify timestamps (what the app
 did, in ms), not with when we read them (our own scheduling would shrink them).
@@ -28,15 +31,21 @@ from mantis_fast.x11.damage import DamageTracker, Settled
 
 __all__ = [
     "DamageLink",
+    "FrameReport",
+    "FrameWait",
     "InputSettle",
     "SettleReport",
     "adaptive_window_ms",
+    "settle_after_frame",
     "settle_after_input",
     "settle_by_damage",
     "settle_by_frames",
 ]
 
 _STAMP_WRAP = 1 << 32  # DamageNotify timestamps are a 32-bit millisecond counter
+#: How far apart (ms) a frame's begin, read on the app's clock, and a damage timestamp must be
+#: to be told apart: the stamps are whole ms, and each clock is mapped onto ours within ~1 ms.
+CLOCK_SLACK_MS = 2
 
 
 class DamageLink(NamedTuple):
@@ -300,6 +309,136 @@ def settle_after_input(
     if observe is not None and not observed:
         observe()
     return settled
+
+
+# -- after a frame the app named (BrowserTask.settle) -----------------------------------------
+class FrameReport(NamedTuple):
+    """What one ``settle_after_frame`` saw."""
+
+    wait_ms: float  # how long after the frame began it waited
+    latency_ms: float | None  # the first frame's begin to the first damage since (None: none)
+    late: bool  # damage came after the previous wait, soon enough that it was too short
+
+
+class FrameWait:
+    """How long an app's frames take to reach the screen once they begin, learned.
+
+    The wait is ``clamp(factor * largest latency + 1 ms, floor_ms, ceiling_ms)`` over the last
+    ``history`` latencies (a frame's begin to its first damage; whole-ms timestamps, hence the
+    1 ms); ``ceiling_ms`` until ``learn`` were seen. Damage that comes after a wait ended,
+    within ``floor_ms`` of it, is late: it is learned as a latency (the window grows at once).
+    """
+
+    def __init__(
+        self,
+        ceiling_ms: float = 20.0,
+        *,
+        floor_ms: float = 2.0,
+        factor: float = 1.5,
+        history: int = 16,
+        learn: int = 2,
+    ) -> None:
+        if not (0 <= floor_ms <= ceiling_ms and factor >= 1 and history >= 1 and learn >= 0):
+            raise InvalidInputError(
+                "FrameWait needs 0 <= floor_ms <= ceiling_ms, factor >= 1, history >= 1 and "
+                f"learn >= 0, got {floor_ms!r}, {ceiling_ms!r}, {factor!r}, {history!r}, "
+                f"{learn!r}"
+            )
+        self.ceiling_ms, self.floor_ms, self.factor = float(ceiling_ms), float(floor_ms), factor
+        self.learn = learn
+        self._latencies: deque[float] = deque(maxlen=history)
+        self.lates = 0  # waits found too short so far
+        # When the last wait ended: the damage events taken in by then, the server time (ms),
+        # and the server time its first frame began at.
+        self._ended: tuple[int, int, int] | None = None
+        self.last: FrameReport | None = None
+
+    @property
+    def wait_ms(self) -> float:
+        """How long after its frame began the next wait lasts, in ms."""
+        if not self._latencies or len(self._latencies) < self.learn:
+            return self.ceiling_ms
+        largest = max(self._latencies) + 1.0
+        return adaptive_window_ms((largest,), self.factor, self.floor_ms, self.ceiling_ms)
+
+    def record(self, latency_ms: float) -> None:
+        """Learn one frame's begin-to-screen latency."""
+        self._latencies.append(latency_ms)
+
+
+def settle_after_frame(
+    link: DamageLink, window: FrameWait, *, input_at: float, first_began: float, began: float
+) -> Settled:
+    """Return once the frame that began at ``began`` had ``window.wait_ms`` to reach the
+    screen. ``first_began``: when the first frame after the input began (its first damage
+    since is what ``window`` learns); ``input_at``: when the input was sent (damage between
+    the last wait and it is late). All three in ``time.monotonic()`` seconds. Damage that came
+    in the meantime is taken in for the grab; none is waited for, so a page that never draws,
+    or draws forever, costs the same bounded wait."""
+    start = time.monotonic()
+    tracker = link.tracker
+    events_before = tracker.events
+    read_available(link.xdisplay)
+    link.take_in()
+    late = _late_for_frame(tracker, window, tracker.server_time(input_at))
+    wait_ms = window.wait_ms
+    deadline = began + wait_ms / 1e3
+    socket = link.xdisplay.display.socket
+    while (now := time.monotonic()) < deadline:
+        readable, _, _ = select.select([socket], [], [], deadline - now)
+        if readable:
+            seen = tracker.events
+            read_available(link.xdisplay)
+            link.take_in()
+            if tracker.events != seen:
+                tracker.subtract()
+                link.xdisplay.flush()
+    link.round_trip()  # what the server drew until now is in hand for the grab
+    link.take_in()
+    latency_ms = _drawn_since(tracker, first_began)
+    if latency_ms is not None:
+        window.record(latency_ms)
+    first, ended = tracker.server_time(first_began), tracker.server_time(time.monotonic())
+    if first is not None and ended is not None:
+        window._ended = (tracker.events, ended, first)
+    window.last = FrameReport(wait_ms, latency_ms, late)
+    return Settled(True, time.monotonic() - start, tracker.events - events_before)
+
+
+def _drawn_since(tracker: DamageTracker, began: float) -> float | None:
+    """Ms from ``began`` (``time.monotonic()`` seconds) to the first damage since, in server
+    time (None: none). Damage up to ``CLOCK_SLACK_MS`` before counts, at 0: whole-ms stamps
+    and two clocks mapped onto each other cannot order events closer than that."""
+    first = tracker.server_time(began)
+    if first is None:
+        return None
+    after = [
+        d for d in (_signed_ms(stamp - first) for stamp in tracker.recent) if d >= -CLOCK_SLACK_MS
+    ]
+    return float(max(min(after), 0)) if after else None
+
+
+def _late_for_frame(tracker: DamageTracker, window: FrameWait, input_at: int | None) -> bool:
+    """Whether damage came after the last wait ended and before this input, within
+    ``floor_ms`` of the end: a frame the wait almost caught, learned as that wait's frame's
+    latency, so the next one is long enough. (Later damage is the page's own later work, a
+    clock ticking, more often than a slow frame.)"""
+    ended, window._ended = window._ended, None
+    if ended is None or input_at is None:
+        return False
+    events, stop, first = ended
+    new = min(tracker.events - events, len(tracker.recent))  # damage taken in since it ended
+    before = min(window.floor_ms, _signed_ms(input_at - stop))
+    late = [
+        stamp
+        for stamp in itertools.islice(tracker.recent, len(tracker.recent) - new, None)
+        if _signed_ms(stamp - stop) <= before
+    ]
+    if not late:
+        return False
+    window.record(float(_signed_ms(late[0] - first)))
+    window.lates += 1
+    return True
 
 
 def _signed_ms(difference: int) -> int:

@@ -4,10 +4,14 @@ popups it closes, the browser it keeps across episodes."""
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from Xlib import X
+from Xlib.display import Display as XDisplay
 
 from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.errors import AppError, InvalidInputError
@@ -103,6 +107,56 @@ def test_the_observation_after_a_step_shows_the_page_s_answer(repaint: str) -> N
             assert tuple(observation[40, 40]) == (255, 255, 255)
             observation, _, _, _, _ = env.step(click())
             assert tuple(observation[40, 40]) == (200, 0, 0)
+            assert env.timings["page_wait"] == "drawn"
+
+
+def test_a_screen_that_never_goes_quiet_does_not_hold_the_step() -> None:
+    """Something drawing every millisecond (another client: an animation that never ends)
+    never lets the screen go quiet: the step waits for the page's frame, not for quiet, and
+    still shows the page's answer."""
+    colours = ["rgb(0, 0, 200)", "rgb(0, 200, 0)"]
+    body = f"<div style='{BUTTON}' onmouseup=\"this.style.background = {colours}[n++ % 2]\">"
+    body += "</div><script>let n = 0;</script>"
+    with DesktopEnv(BrowserTask(page(body)), viewport=VIEWPORT) as env:
+        env.reset(seed=0)
+        stop = threading.Event()
+        animator = threading.Thread(target=animate_corner, args=(env.desktop.display, stop))
+        animator.start()
+        try:
+            assert not env.desktop.capture.wait_until_stable(timeout=0.1, quiet_ms=50).stable
+            for step in range(4):
+                observation, _, _, _, _ = env.step(click())
+                assert tuple(observation[40, 40]) == ((0, 0, 200), (0, 200, 0))[step % 2]
+                assert env.timings["page_wait"] == "drawn" and env.timings["settled"]
+                # Bounded by the frame wait's ceiling, not by a quiet screen that never
+                # comes (the old wait gave up after 250 ms).
+                assert env.timings["settle_s"] < 0.2
+        finally:
+            stop.set()
+            animator.join()
+
+
+def animate_corner(display: str, stop: threading.Event) -> None:
+    """Fill an 8 x 8 corner of the screen, over every window, a new colour every ms."""
+    xdisplay = XDisplay(display)
+    root = xdisplay.screen().root
+    gc = root.create_gc(subwindow_mode=X.IncludeInferiors)
+    rgb = 0
+    while not stop.is_set():
+        rgb = (rgb + 0x030507) & 0xFFFFFF
+        gc.change(foreground=rgb)
+        root.fill_rectangle(gc, VIEWPORT[0] - 8, VIEWPORT[1] - 8, 8, 8)
+        xdisplay.sync()
+        time.sleep(0.001)
+    xdisplay.close()
+
+
+def test_an_input_that_changes_nothing_says_so() -> None:
+    with DesktopEnv(BrowserTask(page("<p>nothing to click</p>")), viewport=VIEWPORT) as env:
+        env.reset(seed=0)
+        env.step(click(300, 200))
+        assert env.timings["page_wait"] == "nothing drawn" and env.timings["settled"]
+        assert env.timings["frame_latency_ms"] is None
 
 
 @pytest.mark.parametrize(
