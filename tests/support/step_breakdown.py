@@ -11,14 +11,18 @@ from the input.
 ::
 
     python -m tests.support.step_breakdown --task click-test-2 --steps 40
+    python -m tests.support.step_breakdown --refresh-hz 1000
+    python -m tests.support.step_breakdown --chromium-arg=--disable-gpu-vsync
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -26,6 +30,8 @@ from Xlib.display import Display as XDisplay
 from Xlib.ext import damage as xdamage
 
 import mantis_fast.gym  # noqa: F401  (registers the ids)
+from mantis_fast.browser.chromium import Chromium
+from mantis_fast.gym import browser_task
 from mantis_fast.gym.miniwob_oracles import oracle_action
 
 # A log of the page's trusted input events and the frames after the last one, read after the
@@ -40,7 +46,10 @@ _LOG = """(() => {
     log.push(['event', performance.timeOrigin + event.timeStamp], ['handler', now()]);
     setTimeout(() => log.push(['task after', now()]), 0);
     let frames = 0;
-    const frame = () => { log.push(['frame', now()]); if (++frames < 3) requestAnimationFrame(frame); };
+    const frame = () => {
+      log.push(['frame', now()]);
+      if (++frames < 3) requestAnimationFrame(frame);
+    };
     requestAnimationFrame(frame);
   }, true);
 })();"""
@@ -80,10 +89,17 @@ class _DamageClock:
             return
 
 
-def breakdown(task: str, steps: int, seed: int) -> dict[str, list[float]]:
-    env = gym.make(f"mantis_fast/miniwob-{task}-v0")
+def breakdown(
+    task: str, steps: int, seed: int, refresh_hz: int = 240, chromium_args: Sequence[str] = ()
+) -> dict[str, list[float]]:
+    env = gym.make(f"mantis_fast/miniwob-{task}-v0", refresh_hz=refresh_hz)
     try:
-        env.reset(seed=seed)
+        # Chromium flags to measure go to the browser the task starts (and only to it).
+        browser_task.Chromium = functools.partial(Chromium, extra_args=tuple(chromium_args))
+        try:
+            env.reset(seed=seed)  # the browser starts here
+        finally:
+            browser_task.Chromium = Chromium
         unwrapped: Any = env.unwrapped
         page, desktop = unwrapped.task, unwrapped.desktop
         page.browser.add_init_script(_LOG)
@@ -146,8 +162,12 @@ def main() -> None:
     parser.add_argument("--task", default="click-test-2")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7000)
+    parser.add_argument("--refresh-hz", type=int, default=240)
+    parser.add_argument(
+        "--chromium-arg", action="append", default=[], help="a Chromium flag to measure"
+    )
     args = parser.parse_args()
-    rows = breakdown(args.task, args.steps, args.seed)
+    rows = breakdown(args.task, args.steps, args.seed, args.refresh_hz, args.chromium_arg)
     print(f"{args.task}: medians of {len(rows['step returns'])} steps, ms after the input")
     for row in ROWS:
         values = rows[row]
