@@ -314,7 +314,7 @@ class BrowserTask(Task):
             f"window.__mantis ? window.__mantis.settle({json.dumps(self._doc)}, "
             f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((frames) => "
             f"[frames, window.__mantis.doc, window.__mantis.counts, {state}])"
-            f" : [[-1, null, null], '', {{}}, {state}]"
+            f" : [[0, null, null], '', {{}}, {state}]"
         )
 
     def settle(self, desktop: Any, action: Any) -> Settled | None:
@@ -341,10 +341,12 @@ class BrowserTask(Task):
         self.page_state = state
         self.popups_closed += browser.close_other_pages()
         if waited < 0 or first is None or began is None:
-            # The input never reached the page, or it draws no frames: the screen's own word.
-            self.page_wait = "no input" if waited == -1 else "no frames"
+            # The input never reached the page, it draws no frames, or it is a page the init
+            # script cannot reach (about:, chrome:): the screen's own word.
+            self.page_wait = {-1: "no input", -2: "no frames"}.get(waited, "not instrumented")
             screen = desktop.capture.wait_until_stable(timeout=0.25, quiet_ms=PAGE_QUIET_MS)
-            return Settled(False, time.monotonic() - started, screen.changes)
+            stable = waited >= 0 and screen.stable
+            return Settled(stable, time.monotonic() - started, screen.changes)
         offset = self._page_clock.offset(doc, began, answered)
         screen = desktop.capture.settle_after_frame(
             self.frame_wait,
@@ -377,7 +379,8 @@ class BrowserTask(Task):
 
     def settle_facts(self) -> dict[str, Any]:
         """How the last wait for the page ended (``page_wait``: "drawn", "nothing drawn",
-        "no input" or "no frames"), the frame wait it used and the latency it learned."""
+        "no input", "no frames" or "not instrumented"), the frame wait it used and the
+        latency it learned."""
         facts: dict[str, Any] = {"page_wait": self.page_wait}
         report = self.frame_wait.last
         if report is not None and self.page_wait in ("drawn", "nothing drawn"):
