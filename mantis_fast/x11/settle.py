@@ -323,9 +323,9 @@ class FrameReport(NamedTuple):
 class FrameWait:
     """How long an app's frames take to reach the screen once they begin, learned.
 
-    The wait is ``clamp(factor * largest latency + 1 ms, floor_ms, ceiling_ms)`` over the last
-    ``history`` latencies (a frame's begin to its first damage; whole-ms timestamps, hence the
-    1 ms); ``ceiling_ms`` until ``learn`` were seen. Damage that comes after a wait ended,
+    The wait is ``clamp(factor * (largest latency + 1 ms), floor_ms, ceiling_ms)`` over the
+    last ``history`` latencies (a frame's begin to its first damage; whole-ms timestamps, hence
+    the 1 ms); ``ceiling_ms`` until ``learn`` were seen. Damage that comes after a wait ended,
     within ``floor_ms`` of it, is late: it is learned as a latency (the window grows at once).
     """
 
