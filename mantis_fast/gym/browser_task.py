@@ -9,9 +9,11 @@ reward (``mantis_fast.gym.miniwob``).
 
 After each action the task waits for the page itself, not for the screen to stay quiet for a
 while: an init script in every document counts the trusted input events it receives; the wait
-returns once the page has received the action's last event (mouse up, key up, wheel, move) and
-drawn two frames since, then lets the screen take the drawn frame. A page that navigates is
-waited for until its new document has loaded. Chromium paces its frames by the screen's
+goes on once the page has received the action's last event (mouse up, key up, wheel, move)
+and its handlers' queued tasks have run; the page says when the frames holding its answer
+began, and the step gives them the time this page's frames take to reach the screen (learned
+from their DAMAGE: ``mantis_fast.x11.settle.FrameWait``), not a quiet window. A page that
+navigates is waited for until its new document has loaded. Chromium paces its frames by the screen's
 refresh rate, which Xvfb reports as none (taken as 60 Hz): the task sets the desktop to
 ``refresh_hz`` first (``mantis_fast.x11.refresh``), so a frame is a few milliseconds, not 17.
 
@@ -212,7 +214,7 @@ class BrowserTask(Task):
         # How long the page's frames take to reach the screen (learned), in whose clock.
         self.frame_wait = FrameWait(FRAME_WAIT_CEILING_MS)
         self._page_clock = _PageClock()
-        self.page_wait = ""  # how the last step's wait for the page ended (info["page_wait"])
+        self.page_wait = ""  # how the last wait for the page ended (settle_facts)
 
     # A copy or a pickle (vector envs, Ray) is the settings, never the running browser.
     def __getstate__(self) -> dict[str, Any]:
