@@ -60,6 +60,9 @@ PALETTE = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0), (255, 0, 255), 
 CENTRES = [(80, 60), (240, 60), (80, 180)]  # regions A, B, C
 BUTTON, INERT = (80, 60), (240, 180)
 QUIET_MS = 30.0  # DesktopEnv's
+# A ceiling well above what a busy machine's latency spikes teach (3 x 10 ms is 30 ms), so the
+# learned waits are below it even then.
+CEILING_MS = 100.0
 
 
 def make_env(delays: str, quiet_ms: float = QUIET_MS) -> X11GymEnv:
@@ -103,8 +106,12 @@ def assert_whole_answer(result, clicks: int) -> None:
 # -- on a real desktop -----------------------------------------------------------------------
 @pytest.mark.parametrize("delays", ["0,0", "3,6", "8,16", "20,40"])
 def test_every_observation_shows_the_whole_answer(env_of, delays: str) -> None:
-    """Bursts 0 (one burst), 3, 8 and 20 ms apart: the window learned never cuts one off."""
-    env = env_of(delays)
+    """Bursts 0 (one burst), 3, 8 and 20 ms apart: the window learned never cuts one off.
+
+    Under the ceiling well above the gaps: at DesktopEnv's 30 ms the 20 ms gap is cut to the
+    ceiling, and a busy machine that runs Tk's 20 ms timer 10 ms late breaks the contract the
+    ceiling sets, not the learning this test is about."""
+    env = env_of(delays, CEILING_MS)
     for clicks in range(1, 25):
         assert_whole_answer(click(env, BUTTON), clicks)
 
@@ -118,11 +125,6 @@ def learn(env: X11GymEnv, clicks: int = 0, *, short: bool = False) -> int:
         if not settle.full and (not short or settle.quiet_s * 1e3 < settle.quiet_ms):
             return clicks
     raise AssertionError("never settled with a learned window")
-
-
-# A ceiling well above what a busy machine's latency spikes teach (3 x 10 ms is 30 ms), so the
-# learned waits are below it even then.
-CEILING_MS = 100.0
 
 
 def test_the_window_shrinks_for_a_one_burst_app(env_of) -> None:
