@@ -12,6 +12,7 @@ class Closing:
     """``with Thing(...) as thing:`` closes ``thing`` on the way out, however it is left."""
 
     def close(self) -> None:
+        """Release what the object holds; a subclass defines it, safe to call twice."""
         raise NotImplementedError
 
     def __enter__(self: _Self) -> _Self:

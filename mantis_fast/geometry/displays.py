@@ -21,13 +21,13 @@ The mapping functions are pure over an explicit ``displays`` list (from ``list_d
 ``Capture.monitors`` or a parser in ``display_parsers``). ``displays=None`` is a convenience that
 queries the live X server ($DISPLAY) on every call: one round trip, so pass the list in loops.
 
-Where ``displays=None`` gets the live monitors is decided when a call needs them, never by what
-was imported before: ``live_displays()`` calls the source given to ``set_live_display_source``
-if an application set one (another platform's enumerator, a test's fake), else the X11 layer's
-``list_displays``, which it imports then, by name (``LIVE_DISPLAYS``). So this module imports
-nothing that talks to a server when it loads (geometry stays a pure layer: a call with an
-explicit list never touches the X11 layer), and a function's default does not change with the
-import order. The dispatcher (``mantis_fast.actions``) always passes its list explicitly.
+This module neither reads the live monitors nor keeps which source to read them from: the
+layer that knows the host does (``mantis_fast.platforms.displays``: ``live_displays`` and
+``set_live_display_source``, which this module's names of the same name hand over to). A call
+with ``displays=None`` asks that layer when it needs the list, by name (``LIVE_DISPLAYS``), so
+geometry imports nothing that talks to a server (a call with an explicit list never touches
+another layer), and a function's default does not change with the import order. The
+dispatcher (``mantis_fast.actions``) always passes its list explicitly.
 """
 
 from __future__ import annotations
@@ -222,15 +222,20 @@ _omitted_id_warned = False
 _omitted_id_lock = threading.Lock()
 
 
-#: The default live source of ``displays=None``, as ``(module, function)``: imported at call
-#: time (never when this module loads), so the pure layer holds no import of the X11 layer.
-LIVE_DISPLAYS = ("mantis_fast.x11.monitors", "list_displays")
-# A source an application set explicitly (``set_live_display_source``); None: LIVE_DISPLAYS.
-_live_source: Callable[[], Sequence[Display]] | None = None
+#: Where ``displays=None`` gets the live displays, as ``(module, function)``: the layer that
+#: knows the host, imported at call time (never when this module loads).
+LIVE_DISPLAYS = ("mantis_fast.platforms.displays", "live_displays")
+
+
+def _live_layer() -> Any:
+    """The module behind ``LIVE_DISPLAYS``, imported now."""
+    return importlib.import_module(LIVE_DISPLAYS[0])
 
 
 def set_live_display_source(source: Callable[[], Sequence[Display]] | None) -> None:
     """Set what ``displays=None`` stands for: ``source()`` is called on every such call.
+
+    ``mantis_fast.platforms.displays.set_live_display_source``, which keeps the choice.
 
     Parameters
     ----------
@@ -243,36 +248,28 @@ def set_live_display_source(source: Callable[[], Sequence[Display]] | None) -> N
     ------
     InvalidInputError
         ``source`` is neither callable nor None.
-
-    Notes
-    -----
-    Nothing in the package calls this: the default needs no registration.
     """
-    global _live_source
-    if source is not None and not callable(source):
-        raise InvalidInputError(f"source must be callable or None, got {_shown(source)}")
-    _live_source = source
+    _live_layer().set_live_display_source(source)
 
 
 def live_displays() -> Sequence[Display]:
     """Read the monitors ``displays=None`` stands for, now.
 
+    ``mantis_fast.platforms.displays.live_displays``.
+
     Returns
     -------
     sequence of Display
         What the source set with `set_live_display_source` returns, else ``list_displays()``
-        of ``$DISPLAY`` (the X11 layer, imported on this first use).
+        of ``$DISPLAY``.
 
     Raises
     ------
     NoDisplayError
         With the default source, when ``$DISPLAY`` is not set.
     """
-    source = _live_source
-    if source is None:
-        module, name = LIVE_DISPLAYS
-        source = getattr(importlib.import_module(module), name)
-    return source()
+    displays: Sequence[Display] = getattr(_live_layer(), LIVE_DISPLAYS[1])()
+    return displays
 
 
 def _display_list(displays: Sequence[Display] | None) -> Sequence[Display]:

@@ -1,15 +1,37 @@
 """The processes a desktop runs (its Xvfb, its apps): finding them in /proc and ending them;
-and an error raised in another process (a vector env's worker, a Ray actor), relayed."""
+and an error raised in another process (a vector env's worker, a Ray actor), relayed.
+
+The process tree is read from ``/proc/<pid>/task/<tid>/children`` (``child_pids``, and
+``descendant_pids`` below it); ``child_processes`` names each child with its start time
+(``DesktopProcess``), so a later process that got the same pid is never mistaken for it, and
+``stop_processes`` ends such a list.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mantis_fast.errors import MantisError
+from mantis_fast.x11.server_identity import process_status
 
-__all__ = ["APP_STOP_GRACE_S", "add_note", "child_pids", "relayed_error", "stop_process"]
+__all__ = [
+    "APP_STOP_GRACE_S",
+    "DesktopProcess",
+    "add_note",
+    "child_pids",
+    "child_processes",
+    "descendant_pids",
+    "relayed_error",
+    "stop_process",
+    "stop_processes",
+]
 
 APP_STOP_GRACE_S = 5.0
 
@@ -40,6 +62,60 @@ def child_pids(pid: int) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def descendant_pids(pid: int) -> list[int]:
+    """The pids under ``pid`` (children of every thread, recursively), from /proc."""
+    found: list[int] = []
+    stack = [pid]
+    while stack:
+        children = child_pids(stack.pop())
+        found.extend(children)
+        stack.extend(children)
+    return found
+
+
+@dataclass(frozen=True)
+class DesktopProcess:
+    """A process a worker started for its desktop (Xvfb, the app): its pid, its command name
+    and its start time in clock ticks since boot (with the pid, what tells it from a later
+    process that got the same pid)."""
+
+    pid: int
+    name: str
+    start_ticks: int
+
+    def alive(self) -> bool:
+        status = process_status(self.pid)
+        return status is not None and status.start_time == self.start_ticks and status.state != "Z"
+
+
+def child_processes(pid: int) -> list[DesktopProcess]:
+    """The live child processes of ``pid`` (of all its threads)."""
+    found = []
+    for child in child_pids(pid):
+        status = process_status(child)
+        try:
+            with open(f"/proc/{child}/comm") as file:
+                name = file.read().strip()
+        except OSError:
+            continue
+        if status is not None:
+            found.append(DesktopProcess(child, name, status.start_time))
+    return found
+
+
+def stop_processes(processes: Sequence[DesktopProcess], grace_s: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL what is left after ``grace_s`` seconds (``mf.Xvfb`` marked its
+    framebuffer segment for removal when it started: the segment goes with the server)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        living = [process for process in processes if process.alive()]
+        for process in living:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(process.pid, sig)
+        deadline = time.monotonic() + grace_s
+        while any(process.alive() for process in living) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
 
 def relayed_error(

@@ -58,7 +58,7 @@ from mantis_fast.errors import (
     RayNotInstalledError,
 )
 from mantis_fast.gym.action_space import read_actions
-from mantis_fast.gym.processes import add_note, child_pids, relayed_error
+from mantis_fast.gym.processes import add_note, descendant_pids, relayed_error
 
 __all__ = [
     "DEFAULT_RESOURCES",
@@ -101,17 +101,6 @@ for pid in pids:
 """
 
 
-def _descendants(pid: int) -> list[int]:
-    """The pids under ``pid`` (children of every thread, recursively), from /proc."""
-    found: list[int] = []
-    stack = [pid]
-    while stack:
-        children = child_pids(stack.pop())
-        found.extend(children)
-        stack.extend(children)
-    return found
-
-
 class _DesktopWorker:
     """The body of ``DesktopActor``: one ``DesktopEnv(task, **env_kwargs)`` in a Ray worker
     process, with ``reset``, ``step`` (``autoreset``: see ``DesktopPool``), ``where`` and
@@ -135,7 +124,7 @@ class _DesktopWorker:
         self.autoreset = autoreset
 
     def _report_processes(self) -> None:
-        pids = [p for p in _descendants(os.getpid()) if p != self._reaper.pid]
+        pids = [p for p in descendant_pids(os.getpid()) if p != self._reaper.pid]
         if pids != self._reported and self._reaper.stdin is not None:
             self._reaper.stdin.write(" ".join(map(str, pids)) + "\n")
             self._reaper.stdin.flush()
@@ -151,7 +140,7 @@ class _DesktopWorker:
             "ip": ray.util.get_node_ip_address(),
             "pid": os.getpid(),
             "xvfb_pid": getattr(getattr(self.env._desktop, "_xvfb", None), "pid", None),
-            "desktop_pids": [p for p in _descendants(os.getpid()) if p != self._reaper.pid],
+            "desktop_pids": [p for p in descendant_pids(os.getpid()) if p != self._reaper.pid],
         }
 
     def reset(

@@ -38,15 +38,12 @@ closed, and every later call raises ``DisplayError`` saying why; make a new one 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import multiprocessing
 import multiprocessing.connection
-import os
 import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -63,10 +60,20 @@ from mantis_fast.errors import (
 )
 from mantis_fast.gym.action_space import is_desktop_space, read_actions
 from mantis_fast.gym.desktop import DesktopEnv
-from mantis_fast.gym.processes import add_note, child_pids, relayed_error
+from mantis_fast.gym.processes import (
+    DesktopProcess,
+    add_note,
+    child_processes,
+    relayed_error,
+    stop_processes,
+)
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
 from mantis_fast.gym.tasks import Task
-from mantis_fast.x11.server_identity import process_status
+from mantis_fast.x11.sysv_segments import (
+    UnexpectedSegmentTable,
+    remove_segment,
+    segment_table,
+)
 
 __all__ = [
     "DEFAULT_CONTEXT",
@@ -98,52 +105,6 @@ _WATCH_S = 0.25
 # How long the parent waits for a failed worker's exception to come through the error queue
 # (the worker puts it there just before it answers; the queue's feeder thread may lag).
 _ERROR_WAIT_S = 5.0
-_SYSVIPC_SHM = "/proc/sysvipc/shm"
-_IPC_RMID = 0
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-@dataclass(frozen=True)
-class DesktopProcess:
-    """A process a worker started for its desktop (Xvfb, the app): its pid, its command name
-    and its start time in clock ticks since boot (with the pid, what tells it from a later
-    process that got the same pid)."""
-
-    pid: int
-    name: str
-    start_ticks: int
-
-    def alive(self) -> bool:
-        status = process_status(self.pid)
-        return status is not None and status.start_time == self.start_ticks and status.state != "Z"
-
-
-def _children(pid: int) -> list[DesktopProcess]:
-    """The live child processes of ``pid`` (of all its threads)."""
-    found = []
-    for child in child_pids(pid):
-        status = process_status(child)
-        try:
-            with open(f"/proc/{child}/comm") as file:
-                name = file.read().strip()
-        except OSError:
-            continue
-        if status is not None:
-            found.append(DesktopProcess(child, name, status.start_time))
-    return found
-
-
-def _stop(processes: Sequence[DesktopProcess], grace_s: float = 5.0) -> None:
-    """SIGTERM, then SIGKILL what is left (``mf.Xvfb`` marked its framebuffer segment for
-    removal when it started: the segment goes with the server)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        living = [process for process in processes if process.alive()]
-        for process in living:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(process.pid, sig)
-        deadline = time.monotonic() + grace_s
-        while any(process.alive() for process in living) and time.monotonic() < deadline:
-            time.sleep(0.02)
 
 
 def _remove_orphan_segments(creators: set[int], since: float) -> None:
@@ -155,23 +116,17 @@ def _remove_orphan_segments(creators: set[int], since: float) -> None:
     if not creators:
         return
     try:
-        with open(_SYSVIPC_SHM) as table:
-            header, *rows = table.read().splitlines()
-    except (OSError, ValueError):
+        table = segment_table()
+    except (OSError, UnexpectedSegmentTable):
         return
-    columns = header.split()
-    key_at, shmid_at, cpid_at, nattch_at, ctime_at = (
-        columns.index(k) for k in ("key", "shmid", "cpid", "nattch", "ctime")
-    )
-    for row in rows:
-        fields = row.split()
+    for entry in table:
         if (
-            int(fields[cpid_at]) in creators
-            and fields[nattch_at] == "0"
-            and fields[key_at] == "0"  # IPC_PRIVATE: reachable by id only
-            and int(fields[ctime_at]) >= int(since)
+            entry.creator_pid in creators
+            and entry.attachments == 0
+            and entry.key == 0  # IPC_PRIVATE: reachable by id only
+            and entry.changed >= int(since)
         ):
-            _libc.shmctl(int(fields[shmid_at]), _IPC_RMID, None)
+            remove_segment(entry.shmid)
 
 
 def _make_desktop(
@@ -215,7 +170,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
             process = self.processes[index]
             if process.pid is not None and process.exitcode is None:
                 before = self._desktop_processes[index]
-                self._desktop_processes[index] = _children(process.pid)
+                self._desktop_processes[index] = child_processes(process.pid)
                 gone.update(old.pid for old in before if not old.alive())
         _remove_orphan_segments(gone, self._created_at)
 
@@ -427,7 +382,7 @@ class DesktopVectorEnv(AsyncVectorEnv):
         # (a capture's segment is marked for removal once the server attached it: a worker
         # stopped in between leaves it behind).
         left = [process for processes in self._desktop_processes for process in processes]
-        _stop(left)
+        stop_processes(left)
         workers = {process.pid for process in self.processes if process.pid is not None}
         _remove_orphan_segments({process.pid for process in left} | workers, self._created_at)
 

@@ -20,6 +20,12 @@ silent. When X fails too, the compositor's ``DisplayToolError`` is raised, namin
 failures. An explicit ``source="hyprland"`` / ``"sway"`` raises on the tool's failure, and a
 Wayland session (``XDG_SESSION_TYPE=wayland``) with no Hyprland or sway socket gets the X11
 source with the same warning.
+
+``live_displays()`` is what the coordinate functions' ``displays=None`` stands for
+(``mantis_fast.geometry.displays``): the X11 layer's ``list_displays()`` of ``$DISPLAY``, read
+on every call, unless an application chose another source with ``set_live_display_source``
+(this host's ``enumerate_displays`` on Wayland, a test's fake). The choice is kept here, in the
+layer that knows the host, so the pure geometry layer holds no state and no X11 knowledge.
 """
 
 from __future__ import annotations
@@ -29,9 +35,10 @@ import os
 import stat
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from mantis_fast._validate import shown
 from mantis_fast.errors import DisplayError, InvalidInputError, NoDisplayError
 from mantis_fast.geometry.display_parsers import (
     parse_hyprland_monitors,
@@ -48,7 +55,9 @@ __all__ = [
     "detect_display_source",
     "enumerate_displays",
     "enumerate_displays_with_source",
+    "live_displays",
     "session_type",
+    "set_live_display_source",
 ]
 
 DISPLAY_SOURCES = ("hyprland", "sway", "x11", "macos", "windows")
@@ -309,3 +318,55 @@ def _list_from(
         profile,
         "system_profiler",
     )
+
+
+# -- the live displays behind ``displays=None`` ----------------------------------------------
+# A source an application chose (``set_live_display_source``); None: the X11 layer's.
+_live_source: Callable[[], Sequence[Display]] | None = None
+
+
+def set_live_display_source(source: Callable[[], Sequence[Display]] | None) -> None:
+    """Set what ``displays=None`` stands for: ``source()`` is called on every such call.
+
+    Parameters
+    ----------
+    source : callable or None
+        A function returning the live displays (e.g. ``enumerate_displays`` on a Wayland
+        host, a test's fake). None restores the default, the X11 layer's ``list_displays``.
+
+    Raises
+    ------
+    InvalidInputError
+        ``source`` is neither callable nor None.
+
+    Notes
+    -----
+    Nothing in the package calls this: the default needs no registration.
+    """
+    global _live_source
+    if source is not None and not callable(source):
+        raise InvalidInputError(f"source must be callable or None, got {shown(source)}")
+    _live_source = source
+
+
+def live_displays() -> Sequence[Display]:
+    """Read the monitors ``displays=None`` stands for, now.
+
+    Returns
+    -------
+    sequence of Display
+        What the source set with `set_live_display_source` returns, else ``list_displays()``
+        of ``$DISPLAY`` (the X11 layer, imported on this first use).
+
+    Raises
+    ------
+    NoDisplayError
+        With the default source, when ``$DISPLAY`` is not set.
+    """
+    source = _live_source
+    if source is None:
+        # Imported here, as ``_list_from`` does: a host without X never loads python-xlib.
+        from mantis_fast.x11.monitors import list_displays
+
+        source = list_displays
+    return source()

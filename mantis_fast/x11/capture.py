@@ -16,8 +16,12 @@ fetched into the persistent frame.
 Per display (RandR monitors, each in its own local pixels): ``grab_displays`` slices every
 monitor out of one grab; ``grab_display`` takes one, or a display-local region of it, with the
 coordinate functions' primary fallback; a monitor reaching past the root is clipped, and the
-``DisplayGrab`` says how. ``capture_display``, ``capture_all_displays`` and
-``capture_display_region`` are the same grabs as PNG bytes (``display_png.DisplayCapture``).
+``DisplayGrab`` says how.
+
+``Capture`` inherits its other methods from the modules of their concerns: ``capture_display``,
+``capture_all_displays`` and ``capture_display_region``, the same grabs as PNG bytes, from
+``display_png.DisplayPngForms``; ``wait_until_stable``, ``settle_after_input`` and
+``settle_after_frame``, the waits for the screen to settle, from ``settle.Settling``.
 
 Threads: a ``Capture`` serialises its grabs with a lock, so sharing one between threads is safe,
 but a zero-copy view is overwritten by the next grab from *any* thread. Give each thread its own
@@ -28,9 +32,8 @@ from __future__ import annotations
 
 import select
 import threading
-import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -58,7 +61,7 @@ from mantis_fast.x11.display_grab import (
     spanning,
     visible_part,
 )
-from mantis_fast.x11.display_png import DisplayCapture, encode_display, encode_displays
+from mantis_fast.x11.display_png import DisplayCapture, DisplayPngForms
 from mantis_fast.x11.framebuffer import (
     FramebufferTransport,
     FramebufferUnavailable,
@@ -66,15 +69,7 @@ from mantis_fast.x11.framebuffer import (
 )
 from mantis_fast.x11.monitors import MonitorQuery, RandRMonitor, query_randr_monitors
 from mantis_fast.x11.regions import checked_region
-from mantis_fast.x11.settle import (
-    DamageLink,
-    FrameWait,
-    InputSettle,
-    settle_after_frame,
-    settle_after_input,
-    settle_by_damage,
-    settle_by_frames,
-)
+from mantis_fast.x11.settle import Settling
 from mantis_fast.x11.transport import GetImageTransport, ShmAttachRefused, ShmTransport
 
 __all__ = [
@@ -97,7 +92,7 @@ Transport = FramebufferTransport | ShmTransport | GetImageTransport
 _FULL_REFRESH_FRACTION = 0.6
 
 
-class Capture(XClient):
+class Capture(XClient, DisplayPngForms, Settling):
     """Grab the screen of an X display as uint8 ``(H, W, 4)`` BGRA numpy arrays.
 
     One X connection and one shared-memory segment, for as long as the capture is open; use it
@@ -746,87 +741,6 @@ class Capture(XClient):
                 for display, asked, visible in plans
             }
 
-    # -- displays as PNG (seed 003's captureDisplay / captureAllDisplays / captureDisplayRegion)
-    def capture_display(self, display_id: int | None = None) -> DisplayCapture:
-        """Capture one monitor as RGB PNG bytes.
-
-        ``grab_display_clipped(display_id)``, encoded (``display_png``): clipped to the root
-        as the grab is, with the same errors and the same primary fallback for an omitted id.
-
-        Parameters
-        ----------
-        display_id : int, optional
-            The monitor's id. None (default) is the primary display, as in ``grab_display``.
-
-        Returns
-        -------
-        DisplayCapture
-            The display and its pixels as PNG bytes (``frame``).
-
-        Raises
-        ------
-        InvalidInputError
-            If ``display_id`` is unknown.
-        CaptureError
-            If no pixel of the display is on the root window, or the capture is closed.
-        ConnectionLostError
-            If the server went away, or (``ServerHungError``) did not answer within
-            ``timeout``; the connection is dropped.
-        """
-        return encode_display(self._grab_display(display_id, None, True))
-
-    def capture_all_displays(self) -> list[DisplayCapture]:
-        """Capture every monitor as RGB PNG bytes, from one grab (``grab_displays``).
-
-        Returns
-        -------
-        list of DisplayCapture
-            One per monitor, in the order of ``monitors``.
-
-        Raises
-        ------
-        CaptureError
-            If a monitor is wholly off the root window, or the capture is closed.
-        ConnectionLostError
-            If the server went away, or (``ServerHungError``) did not answer within
-            ``timeout``; the connection is dropped.
-        """
-        return encode_displays(self.grab_displays(copy=True).values())
-
-    def capture_display_region(
-        self, display_id: int | None, region: Sequence[int]
-    ) -> DisplayCapture:
-        """Capture a region of one monitor as RGB PNG bytes.
-
-        ``capture_display`` of a region local to the display.
-
-        Parameters
-        ----------
-        display_id : int or None
-            The monitor's id. None is the primary display, as in ``grab_display``.
-        region : sequence of int
-            ``(x, y, width, height)`` local to the display.
-
-        Returns
-        -------
-        DisplayCapture
-            The display and the region's pixels as PNG bytes (``frame``).
-
-        Raises
-        ------
-        InvalidInputError
-            If ``region`` is None, malformed or outside the display (the message names both),
-            or ``display_id`` is unknown.
-        CaptureError
-            If no pixel of the region is on the root window, or the capture is closed.
-        ConnectionLostError
-            If the server went away, or (``ServerHungError``) did not answer within
-            ``timeout``; the connection is dropped.
-        """
-        if region is None:  # grab_display's None (the whole display) is capture_display here
-            raise InvalidInputError("capture_display_region needs a region (x, y, width, height)")
-        return encode_display(self._grab_display(display_id, region, True))
-
     def _grab_display(
         self, display_id: int | None, region: Sequence[int] | None, copy: bool
     ) -> DisplayGrab:
@@ -935,7 +849,7 @@ class Capture(XClient):
             frame = fetch(x, y, width, height)
         except xerror.BadMatch:
             # The root shrank under us and the rectangle no longer fits: re-read the size.
-            geometry = wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
+            geometry = self._root_geometry()
             self._resize_to(geometry.width, geometry.height)
             x, y, width, height = self._check_region(region)
             frame = fetch(x, y, width, height)
@@ -968,7 +882,7 @@ class Capture(XClient):
                     self._transport.refresh_rows(top, rows)
                     copied.append((top, rows))
             except xerror.BadMatch:
-                geometry = wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
+                geometry = self._root_geometry()
                 self._resize_to(geometry.width, geometry.height)
                 continue
             if not self._handle_events():
@@ -1036,171 +950,10 @@ class Capture(XClient):
             return 0, 0, self._width, self._height
         return checked_region(region, self._width, self._height)
 
-    # -- settling ---------------------------------------------------------------------------
-    def wait_until_stable(self, timeout: float = 2.0, quiet_ms: float = 100.0) -> Settled:
-        """Return once the screen has not changed for ``quiet_ms``, or ``timeout`` passed.
-
-        With DAMAGE tracking this listens for damage events (no pixels move); without it,
-        frames are compared every few milliseconds. The damage seen is kept for the next grab.
-
-        Parameters
-        ----------
-        timeout : float, default 2.0
-            Seconds to wait at most.
-        quiet_ms : float, default 100.0
-            Milliseconds without a change that count as stable.
-
-        Returns
-        -------
-        Settled
-            Whether the screen settled, the seconds waited and the changes seen.
-
-        Raises
-        ------
-        InvalidInputError
-            If ``timeout`` or ``quiet_ms`` is negative (or nan).
-        CaptureError
-            If the capture is closed.
-        ConnectionLostError
-            If the server went away, or (``ServerHungError``) did not answer within
-            ``timeout``; the connection is dropped.
-        """
-        if not (timeout >= 0 and quiet_ms >= 0):
-            raise InvalidInputError(
-                f"timeout and quiet_ms must be >= 0, got {timeout!r}, {quiet_ms!r}"
-            )
-        with self._lock:
-            self._check_open()
-            try:
-                if self._damage is not None:
-                    link = self._damage_link(self._damage)
-                    return settle_by_damage(link, timeout, quiet_ms / 1e3)
-                return settle_by_frames(self._settle_grab, timeout, quiet_ms / 1e3)
-            except GONE as exc:
-                raise self._lost(exc) from None
-
-    def settle_after_input(
-        self,
-        window: InputSettle,
-        observe: Callable[[np.ndarray, CursorImage | None], object] | None = None,
-        *,
-        cursor: bool = False,
-    ) -> Settled:
-        """Wait until the screen has taken in an input that was just dispatched.
-
-        With DAMAGE tracking: the input's first damage, then a quiet window learned from the
-        app (``mantis_fast.x11.settle``), at most ``window.timeout``. Without it:
-        ``wait_until_stable``'s fixed window (``window.quiet_ms``).
-
-        Parameters
-        ----------
-        window : InputSettle
-            The limits, and what was learned of the app so far; with DAMAGE tracking this call
-            learns into it and reports there (``window.last``).
-        observe : callable, optional
-            ``observe(frame, pointer)``: the screen grabbed (a view, valid during the call)
-            and, with ``cursor``, the pointer's image then (else None). With DAMAGE tracking it
-            runs while the quiet window runs, again whenever the screen changed after its
-            grab: the caller's work on the frame (a resize, an encode) overlaps the wait. By
-            the return, its last call had the settled screen.
-        cursor : bool, default False
-            Read the pointer for ``observe`` (XFixes, one round trip).
-
-        Returns
-        -------
-        Settled
-            Whether the screen settled, the seconds waited and the changes seen.
-
-        Raises
-        ------
-        CaptureError
-            If the capture is closed.
-        ConnectionLostError
-            If the server went away, or (``ServerHungError``) did not answer within
-            ``timeout``; the connection is dropped.
-        """
-        with self._lock:
-            self._check_open()
-
-            hook = None if observe is None else lambda: self._grab_and_observe(observe, cursor)
-            try:
-                if self._damage is not None:
-                    return settle_after_input(self._damage_link(self._damage), window, hook)
-                settled = settle_by_frames(self._settle_grab, window.timeout, window.quiet_ms / 1e3)
-                if hook is not None:
-                    hook()
-                return settled
-            except GONE as exc:
-                raise self._lost(exc) from None
-
-    def settle_after_frame(
-        self, window: FrameWait, *, input_at: float, first_began: float, began: float
-    ) -> Settled:
-        """Wait until a frame the app named has had time to reach the screen.
-
-        For an app that says when the frame drawing its answer began (a web page's
-        ``requestAnimationFrame``; ``mantis_fast.gym.browser_task``): with DAMAGE tracking,
-        until ``began`` plus the latency learned in ``window`` (``mantis_fast.x11.settle``);
-        without it, until ``began`` plus ``window.ceiling_ms``. No quiet window: a page that
-        draws forever costs the same.
-
-        Parameters
-        ----------
-        window : FrameWait
-            The limits, and the app's frame latencies learned so far (this call learns into
-            it and reports there, ``window.last``).
-        input_at : float
-            When the input was sent (``time.monotonic()`` seconds).
-        first_began : float
-            When the first frame after the input began.
-        began : float
-            When the frame holding the answer began.
-
-        Returns
-        -------
-        Settled
-            Always stable; the seconds waited and the damage events taken in.
-
-        Raises
-        ------
-        CaptureError
-            If the capture is closed.
-        ConnectionLostError
-            If the server went away; the connection is dropped.
-        """
-        with self._lock:
-            self._check_open()
-            try:
-                if self._damage is not None:
-                    link = self._damage_link(self._damage)
-                    return settle_after_frame(
-                        link, window, input_at=input_at, first_began=first_began, began=began
-                    )
-            except GONE as exc:
-                raise self._lost(exc) from None
-        start = time.monotonic()
-        time.sleep(max(0.0, began + window.ceiling_ms / 1e3 - start))
-        return Settled(True, time.monotonic() - start, 0)
-
-    def _grab_and_observe(
-        self, observe: Callable[[np.ndarray, CursorImage | None], object], cursor: bool
-    ) -> None:
-        """A grab (counted as ``grab()`` counts it) handed to ``observe``, with the lock held."""
-        frame, where, bands = self._grab_locked(None)
-        self._change = (self._change[0] + 1, where, bands)
-        observe(frame, self._cursor_locked() if cursor else None)
-
-    def _damage_link(self, tracker: DamageTracker) -> DamageLink:
-        return DamageLink(
-            self._x,
-            tracker,
-            lambda: wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout),
-            self._handle_events,
-            lambda: self._change[0],
-        )
-
-    def _settle_grab(self, owned: bool) -> np.ndarray:
-        return self._grab_locked(None, "array" if owned else None)[0]
+    def _root_geometry(self) -> Any:
+        """The root window's ``GetGeometry`` reply, bounded by ``timeout``: the size now, and
+        (the reply coming after them) every event the server sent before it in hand."""
+        return wait_reply(self._x, _geometry_request(self._x, self._root), self.timeout)
 
     # -- resize and events ------------------------------------------------------------------
     def _handle_events(self) -> bool:

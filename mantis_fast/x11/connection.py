@@ -390,7 +390,8 @@ class XClient(Closing):
             raise
 
     @property
-    def closed(self) -> bool:
+    def closed(self) -> bool:  # numpydoc ignore=RT01
+        """Whether `close` was called (every later call raises this client's error)."""
         return self._closed
 
     def _check_open(self) -> None:

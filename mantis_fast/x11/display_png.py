@@ -1,23 +1,25 @@
 """One display's capture as PNG bytes: the seed contract's ``DisplayCapture``.
 
-``Capture.capture_display``, ``capture_all_displays`` and ``capture_display_region`` are the
-one-call forms of the per-display grabs (``grab_display_clipped``, ``grab_displays``): the
-same pixels, encoded by ``mantis_fast.pixels.encode.encode_png`` into an RGB PNG at the
-capture's own (backing-store) resolution, which on X11 is the display's size in root pixels.
-The arrays stay the core; this module only wraps a ``DisplayGrab`` and encodes it.
+``Capture.capture_display``, ``capture_all_displays`` and ``capture_display_region`` (defined
+here, in ``DisplayPngForms``, which ``Capture`` inherits) are the one-call forms of the
+per-display grabs (``grab_display_clipped``, ``grab_displays``): the same pixels, encoded by
+``mantis_fast.pixels.encode.encode_png`` into an RGB PNG at the capture's own (backing-store)
+resolution, which on X11 is the display's size in root pixels. The arrays stay the core; this
+module only wraps a ``DisplayGrab`` and encodes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from mantis_fast.errors import CaptureError
+from mantis_fast.errors import CaptureError, InvalidInputError
 from mantis_fast.geometry.displays import Display
 from mantis_fast.pixels.encode import encode_png
 from mantis_fast.x11.display_grab import DisplayGrab
 
-__all__ = ["DisplayCapture", "encode_display", "encode_displays"]
+__all__ = ["DisplayCapture", "DisplayPngForms", "encode_display", "encode_displays"]
 
 Region = tuple[int, int, int, int]
 
@@ -73,3 +75,102 @@ def encode_displays(grabs: Iterable[DisplayGrab]) -> list[DisplayCapture]:
         if grab.clip is None:
             encode_display(grab)  # raises, naming it
     return [encode_display(grab) for grab in grabs]
+
+
+class _DisplayGrabs(Protocol):
+    """What ``DisplayPngForms`` uses of the ``Capture`` it is mixed into."""
+
+    def grab_displays(self, copy: bool = False) -> dict[int, DisplayGrab]: ...
+
+    def _grab_display(
+        self, display_id: int | None, region: Sequence[int] | None, copy: bool
+    ) -> DisplayGrab: ...
+
+
+class DisplayPngForms:
+    """``Capture``'s per-display grabs as PNG bytes (seed 003's ``captureDisplay``,
+    ``captureAllDisplays`` and ``captureDisplayRegion``).
+
+    A mixin of ``Capture``: each method takes an owned grab under the capture's lock and
+    encodes it outside the lock.
+    """
+
+    def capture_display(self: _DisplayGrabs, display_id: int | None = None) -> DisplayCapture:
+        """Capture one monitor as RGB PNG bytes.
+
+        ``grab_display_clipped(display_id)``, encoded (``encode_display``): clipped to the root
+        as the grab is, with the same errors and the same primary fallback for an omitted id.
+
+        Parameters
+        ----------
+        display_id : int, optional
+            The monitor's id. None (default) is the primary display, as in ``grab_display``.
+
+        Returns
+        -------
+        DisplayCapture
+            The display and its pixels as PNG bytes (``frame``).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``display_id`` is unknown.
+        CaptureError
+            If no pixel of the display is on the root window, or the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
+        return encode_display(self._grab_display(display_id, None, True))
+
+    def capture_all_displays(self: _DisplayGrabs) -> list[DisplayCapture]:
+        """Capture every monitor as RGB PNG bytes, from one grab (``grab_displays``).
+
+        Returns
+        -------
+        list of DisplayCapture
+            One per monitor, in the order of ``monitors``.
+
+        Raises
+        ------
+        CaptureError
+            If a monitor is wholly off the root window, or the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
+        return encode_displays(self.grab_displays(copy=True).values())
+
+    def capture_display_region(
+        self: _DisplayGrabs, display_id: int | None, region: Sequence[int]
+    ) -> DisplayCapture:
+        """Capture a region of one monitor as RGB PNG bytes.
+
+        ``capture_display`` of a region local to the display.
+
+        Parameters
+        ----------
+        display_id : int or None
+            The monitor's id. None is the primary display, as in ``grab_display``.
+        region : sequence of int
+            ``(x, y, width, height)`` local to the display.
+
+        Returns
+        -------
+        DisplayCapture
+            The display and the region's pixels as PNG bytes (``frame``).
+
+        Raises
+        ------
+        InvalidInputError
+            If ``region`` is None, malformed or outside the display (the message names both),
+            or ``display_id`` is unknown.
+        CaptureError
+            If no pixel of the region is on the root window, or the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
+        if region is None:  # grab_display's None (the whole display) is capture_display here
+            raise InvalidInputError("capture_display_region needs a region (x, y, width, height)")
+        return encode_display(self._grab_display(display_id, region, True))

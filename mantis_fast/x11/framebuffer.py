@@ -14,7 +14,8 @@ Finding the segment never guesses:
   shmid on stderr, and is recognised by pid *and* start time, so a new server on a dead one's
   display number is never read from the old segment;
 * for any other local Xvfb, ``/proc/sysvipc/shm`` lists the segments that process created
-  under its own uid (the kernel records creator and owner; nobody can forge them).
+  under its own uid (the kernel records creator and owner; nobody can forge them), read by
+  ``sysv_segments``.
 
 Either way the segment's XWD header must then describe exactly the root window (size, depth,
 bits per pixel, bytes per line, byte order, RGB masks, the display's name); otherwise capture
@@ -36,7 +37,8 @@ from Xlib.protocol import request as xrequest
 from mantis_fast.pixels.memcopy import copy_frame, owned_copy, packed_bytes
 from mantis_fast.x11 import wire
 from mantis_fast.x11._shm import ReadOnlySegment
-from mantis_fast.x11.server_identity import ServerProcess, ServerUnidentified, read_regular_file
+from mantis_fast.x11.server_identity import ServerProcess, ServerUnidentified
+from mantis_fast.x11.sysv_segments import UnexpectedSegmentTable, segment_table
 from mantis_fast.x11.xvfb import started_framebuffer
 
 __all__ = [
@@ -52,8 +54,6 @@ _XWD_FILE_VERSION = 7
 _ZPIXMAP = 2
 _LSB_FIRST = 0
 _COLOR_ENTRY_BYTES = 12  # XWDColor: pixel CARD32, red/green/blue CARD16, flags, pad
-_SYSVIPC_SHM = "/proc/sysvipc/shm"
-_SYSVIPC_SHM_LIMIT = 16 << 20  # ~100,000 segments; the kernel allows 4,096 by default
 
 
 class FramebufferUnavailable(Exception):
@@ -155,22 +155,17 @@ def _segments_created_by(server: ServerProcess) -> list[int]:
     """The segments the server process created and its user still owns, from the kernel's
     table (the creator pid and uids of a segment cannot be forged)."""
     try:
-        table = read_regular_file(_SYSVIPC_SHM, _SYSVIPC_SHM_LIMIT).decode("ascii", "replace")
+        table = segment_table()
     except OSError as exc:
         raise FramebufferUnavailable(f"cannot list SysV segments ({exc})") from None
-    lines = table.splitlines()
-    columns = lines[0].split() if lines else []
-    try:
-        at = {name: columns.index(name) for name in ("shmid", "cpid", "uid", "cuid")}
-    except ValueError:
-        raise FramebufferUnavailable(f"unexpected {_SYSVIPC_SHM} columns: {columns}") from None
-    ours = {"cpid": str(server.pid), "uid": str(server.uid), "cuid": str(server.uid)}
-    shmids = []
-    for line in lines[1:]:
-        fields = line.split()
-        if len(fields) == len(columns) and all(fields[at[k]] == v for k, v in ours.items()):
-            shmids.append(int(fields[at["shmid"]]))
-    return shmids
+    except UnexpectedSegmentTable as exc:
+        raise FramebufferUnavailable(str(exc)) from None
+    return [
+        entry.shmid
+        for entry in table
+        if (entry.creator_pid, entry.owner_uid, entry.creator_uid)
+        == (server.pid, server.uid, server.uid)
+    ]
 
 
 def _open_checked(

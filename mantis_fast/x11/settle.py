@@ -11,22 +11,28 @@ a time learned from the app's own frames (``FrameWait``), with no quiet window a
 
 Gaps between damage events are measured with the server's DamageNotify timestamps (what the app
 did, in ms), not with when we read them (our own scheduling would shrink them).
+
+``Settling`` holds ``Capture``'s own methods for these waits (``wait_until_stable``,
+``settle_after_input``, ``settle_after_frame``): a mixin that ``Capture`` inherits, which
+links the waits above to the capture's connection, damage tracker and grabs.
 """
 
 from __future__ import annotations
 
 import itertools
 import select
+import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, NamedTuple, Protocol
 
 import numpy as np
 
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels.memcopy import owned_copy
-from mantis_fast.x11.connection import read_available
+from mantis_fast.x11.connection import GONE, read_available
+from mantis_fast.x11.cursor import CursorImage
 from mantis_fast.x11.damage import DamageTracker, Settled
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "FrameWait",
     "InputSettle",
     "SettleReport",
+    "Settling",
     "adaptive_window_ms",
     "settle_after_frame",
     "settle_after_input",
@@ -471,3 +478,211 @@ def _take_in(link: DamageLink) -> list[int]:
     stamps = [event.timestamp for event in queue if link.tracker.is_damage_event(event)]
     link.take_in()
     return stamps
+
+
+# -- Capture's settling methods ----------------------------------------------------------------
+class _Capturing(Protocol):
+    """What ``Settling`` uses of the ``Capture`` it is mixed into: its lock, connection and
+    damage tracker, and its grab, all called with the lock held."""
+
+    _lock: threading.Lock
+    _x: Any  # python-xlib Display
+    _damage: DamageTracker | None
+    # (grabs so far, the last grab's region, its row bands): what ``Capture.grab`` counts
+    _change: tuple[int, Any, Any]
+
+    def _check_open(self) -> None: ...
+
+    def _lost(self, exc: BaseException) -> BaseException: ...
+
+    def _handle_events(self) -> bool: ...
+
+    def _root_geometry(self) -> object: ...
+
+    def _grab_locked(
+        self, region: Sequence[int] | None, owned: Literal["array", "bytes"] | None = None
+    ) -> tuple[Any, Any, Any]: ...
+
+    def _cursor_locked(self) -> CursorImage: ...
+
+
+class Settling:
+    """``Capture``'s waits for the screen to settle: ``wait_until_stable``,
+    ``settle_after_input`` and ``settle_after_frame``.
+
+    A mixin of ``Capture``: each method holds the capture's lock for its wait, and a server
+    that went away drops the connection as a grab does.
+    """
+
+    def wait_until_stable(
+        self: _Capturing, timeout: float = 2.0, quiet_ms: float = 100.0
+    ) -> Settled:
+        """Return once the screen has not changed for ``quiet_ms``, or ``timeout`` passed.
+
+        With DAMAGE tracking this listens for damage events (no pixels move); without it,
+        frames are compared every few milliseconds. The damage seen is kept for the next grab.
+
+        Parameters
+        ----------
+        timeout : float, default 2.0
+            Seconds to wait at most.
+        quiet_ms : float, default 100.0
+            Milliseconds without a change that count as stable.
+
+        Returns
+        -------
+        Settled
+            Whether the screen settled, the seconds waited and the changes seen.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``timeout`` or ``quiet_ms`` is negative (or nan).
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
+        if not (timeout >= 0 and quiet_ms >= 0):
+            raise InvalidInputError(
+                f"timeout and quiet_ms must be >= 0, got {timeout!r}, {quiet_ms!r}"
+            )
+        with self._lock:
+            self._check_open()
+            try:
+                if self._damage is not None:
+                    link = _damage_link(self, self._damage)
+                    return settle_by_damage(link, timeout, quiet_ms / 1e3)
+                return settle_by_frames(_frame_grab(self), timeout, quiet_ms / 1e3)
+            except GONE as exc:
+                raise self._lost(exc) from None
+
+    def settle_after_input(
+        self: _Capturing,
+        window: InputSettle,
+        observe: Callable[[np.ndarray, CursorImage | None], object] | None = None,
+        *,
+        cursor: bool = False,
+    ) -> Settled:
+        """Wait until the screen has taken in an input that was just dispatched.
+
+        With DAMAGE tracking: the input's first damage, then a quiet window learned from the
+        app (``mantis_fast.x11.settle``), at most ``window.timeout``. Without it:
+        ``wait_until_stable``'s fixed window (``window.quiet_ms``).
+
+        Parameters
+        ----------
+        window : InputSettle
+            The limits, and what was learned of the app so far; with DAMAGE tracking this call
+            learns into it and reports there (``window.last``).
+        observe : callable, optional
+            ``observe(frame, pointer)``: the screen grabbed (a view, valid during the call)
+            and, with ``cursor``, the pointer's image then (else None). With DAMAGE tracking it
+            runs while the quiet window runs, again whenever the screen changed after its
+            grab: the caller's work on the frame (a resize, an encode) overlaps the wait. By
+            the return, its last call had the settled screen.
+        cursor : bool, default False
+            Read the pointer for ``observe`` (XFixes, one round trip).
+
+        Returns
+        -------
+        Settled
+            Whether the screen settled, the seconds waited and the changes seen.
+
+        Raises
+        ------
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away, or (``ServerHungError``) did not answer within
+            ``timeout``; the connection is dropped.
+        """
+        with self._lock:
+            self._check_open()
+
+            hook = None if observe is None else lambda: _grab_and_observe(self, observe, cursor)
+            try:
+                if self._damage is not None:
+                    return settle_after_input(_damage_link(self, self._damage), window, hook)
+                settled = settle_by_frames(_frame_grab(self), window.timeout, window.quiet_ms / 1e3)
+                if hook is not None:
+                    hook()
+                return settled
+            except GONE as exc:
+                raise self._lost(exc) from None
+
+    def settle_after_frame(
+        self: _Capturing, window: FrameWait, *, input_at: float, first_began: float, began: float
+    ) -> Settled:
+        """Wait until a frame the app named has had time to reach the screen.
+
+        For an app that says when the frame drawing its answer began (a web page's
+        ``requestAnimationFrame``; ``mantis_fast.gym.browser_task``): with DAMAGE tracking,
+        until ``began`` plus the latency learned in ``window`` (``mantis_fast.x11.settle``);
+        without it, until ``began`` plus ``window.ceiling_ms``. No quiet window: a page that
+        draws forever costs the same.
+
+        Parameters
+        ----------
+        window : FrameWait
+            The limits, and the app's frame latencies learned so far (this call learns into
+            it and reports there, ``window.last``).
+        input_at : float
+            When the input was sent (``time.monotonic()`` seconds).
+        first_began : float
+            When the first frame after the input began.
+        began : float
+            When the frame holding the answer began.
+
+        Returns
+        -------
+        Settled
+            Always stable; the seconds waited and the damage events taken in.
+
+        Raises
+        ------
+        CaptureError
+            If the capture is closed.
+        ConnectionLostError
+            If the server went away; the connection is dropped.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                if self._damage is not None:
+                    link = _damage_link(self, self._damage)
+                    return settle_after_frame(
+                        link, window, input_at=input_at, first_began=first_began, began=began
+                    )
+            except GONE as exc:
+                raise self._lost(exc) from None
+        start = time.monotonic()
+        time.sleep(max(0.0, began + window.ceiling_ms / 1e3 - start))
+        return Settled(True, time.monotonic() - start, 0)
+
+
+def _grab_and_observe(
+    capture: _Capturing,
+    observe: Callable[[np.ndarray, CursorImage | None], object],
+    cursor: bool,
+) -> None:
+    """A grab (counted as ``grab()`` counts it) handed to ``observe``, with the lock held."""
+    frame, where, bands = capture._grab_locked(None)
+    capture._change = (capture._change[0] + 1, where, bands)
+    observe(frame, capture._cursor_locked() if cursor else None)
+
+
+def _damage_link(capture: _Capturing, tracker: DamageTracker) -> DamageLink:
+    return DamageLink(
+        capture._x,
+        tracker,
+        capture._root_geometry,
+        capture._handle_events,
+        lambda: capture._change[0],
+    )
+
+
+def _frame_grab(capture: _Capturing) -> Callable[[bool], np.ndarray]:
+    """``settle_by_frames``'s ``grab(owned)``: the whole screen, uncounted, with the lock held."""
+    return lambda owned: capture._grab_locked(None, "array" if owned else None)[0]

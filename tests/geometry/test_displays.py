@@ -540,10 +540,12 @@ def test_live_pointer_lands_where_local_to_global_says(fresh_xvfb: Xvfb):
 
 def test_displays_none_is_resolved_at_call_time(monkeypatch: pytest.MonkeyPatch):
     """No registration at import: the default source is the X11 layer's list_displays, looked
-    up when a call needs it; an application may set another source explicitly."""
+    up when a call needs it; an application may set another source explicitly. The platforms
+    layer keeps the choice: geometry holds no state."""
     from mantis_fast.errors import NoDisplayError
+    from mantis_fast.platforms import displays as platform_displays
 
-    assert displays_module.LIVE_DISPLAYS == ("mantis_fast.x11.monitors", "list_displays")
+    assert displays_module.LIVE_DISPLAYS == ("mantis_fast.platforms.displays", "live_displays")
     monkeypatch.delenv("DISPLAY", raising=False)
     with pytest.raises(NoDisplayError):
         displays_module.local_to_global(0, 1, 2)
@@ -551,6 +553,7 @@ def test_displays_none_is_resolved_at_call_time(monkeypatch: pytest.MonkeyPatch)
     displays_module.set_live_display_source(lambda: fake)
     try:
         assert displays_module.live_displays() is fake
+        assert platform_displays.live_displays() is fake
         assert displays_module.local_to_global(1, 5, 6) == (105, 6)
         assert displays_module.global_to_local(120, 7) == LocalPoint(1, 20, 7)
     finally:

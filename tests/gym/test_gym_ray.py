@@ -29,11 +29,11 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from mantis_fast.errors import DisplayError, InvalidInputError  # noqa: E402
 from mantis_fast.gym import ACTION_TYPES, ClickTarget, DesktopEnv  # noqa: E402
+from mantis_fast.gym.processes import descendant_pids  # noqa: E402
 from mantis_fast.gym.ray_pool import (  # noqa: E402
     DesktopPool,
     DesktopPoolError,
     RayNotInstalledError,
-    _descendants,
 )
 from mantis_fast.gym.rllib import make_rllib_env, register_rllib_env  # noqa: E402
 
@@ -53,7 +53,7 @@ NODE = {
 class LocalCluster:
     def __init__(self) -> None:
         # What this test process already runs (other modules' servers): not the cluster's.
-        self.preexisting = set(_descendants(os.getpid()))
+        self.preexisting = set(descendant_pids(os.getpid()))
         self.cluster = Cluster(
             initialize_head=True, head_node_args={**NODE, "include_dashboard": False}
         )
@@ -142,7 +142,7 @@ def test_the_pool_spans_both_nodes_and_steps_in_parallel(cluster: LocalCluster) 
 def test_ray_listens_and_connects_on_loopback_only(cluster: LocalCluster) -> None:
     with click_pool() as pool:
         pool.reset(seed=1)
-        pids = _descendants(os.getpid())
+        pids = descendant_pids(os.getpid())
         inodes: set[str] = set()
         for pid in pids:
             try:
@@ -412,7 +412,7 @@ def test_shutdown_leaves_no_processes(cluster: LocalCluster) -> None:
         pool.reset(seed=5)
         desktops = [pid for w in pool.where() for pid in w["desktop_pids"]]
     assert not wait_dead(desktops)
-    ours = [pid for pid in _descendants(os.getpid()) if pid not in cluster.preexisting]
+    ours = [pid for pid in descendant_pids(os.getpid()) if pid not in cluster.preexisting]
     assert ours, "no Ray processes under the test"
     cluster.shutdown()
     left = wait_dead(ours, timeout=30)

@@ -82,12 +82,15 @@ def _public_objects() -> list[str]:
             continue  # the errors: one-line docstrings, documented in docs/errors.md
         path = f"{obj.__module__}.{obj.__qualname__}"
         paths.append(path)
-        if inspect.isclass(obj):
-            for attr, value in vars(obj).items():
-                if attr.startswith("_") or not (inspect.isfunction(value) or isinstance(
-                    value, (property, classmethod, staticmethod))):  # fmt: skip
+        if inspect.isclass(obj):  # its own methods and those its package's bases give it
+            for owner in obj.__mro__:
+                if not owner.__module__.startswith("mantis_fast."):
                     continue
-                paths.append(f"{path}.{attr}")
+                for attr, value in vars(owner).items():
+                    if attr.startswith("_") or not (inspect.isfunction(value) or isinstance(
+                        value, (property, classmethod, staticmethod))):  # fmt: skip
+                        continue
+                    paths.append(f"{owner.__module__}.{owner.__qualname__}.{attr}")
     return sorted(set(paths))
 
 
