@@ -9,6 +9,7 @@ performs it through an input backend. Pure: nothing here talks to an X server.
 from mantis_fast.actions.dispatch import Dispatched, Dispatcher, InputBackend
 from mantis_fast.actions.model import (
     COORD_SPACES,
+    PARAM_KEYS,
     POINTER_ACTIONS,
     SCROLL_DIRECTIONS,
     SPATIAL_ACTIONS,
@@ -18,6 +19,7 @@ from mantis_fast.actions.model import (
 
 __all__ = [
     "COORD_SPACES",
+    "PARAM_KEYS",
     "POINTER_ACTIONS",
     "SCROLL_DIRECTIONS",
     "SPATIAL_ACTIONS",

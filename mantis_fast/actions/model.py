@@ -44,6 +44,7 @@ __all__ = [
     "MAX_SCROLL_AMOUNT",
     "MAX_TEXT",
     "MAX_WAIT_SECONDS",
+    "PARAM_KEYS",
     "POINTER_ACTIONS",
     "SCROLL_DIRECTIONS",
     "SPATIAL_ACTIONS",
@@ -211,6 +212,30 @@ _END_KEYS = (("x2", "end_x"), ("y2", "end_y"))
 _DISPLAY_KEYS = ("display_id", "displayId", "display")
 _SOURCE_KEYS = ("coord_source", "coordSource")
 _DISPLAY_FIELDS = frozenset(_DISPLAY_KEYS + _SOURCE_KEYS)
+
+_POINT_READ = frozenset({*_POINT_KEYS[0], *_POINT_KEYS[1], "coordinate", "start_coordinate"})
+#: The parameter keys each type reads (aliases included); any other key is refused.
+PARAM_KEYS: dict[ActionType, frozenset[str]] = {
+    ActionType.MOVE: _POINT_READ,
+    ActionType.CLICK: _POINT_READ | {"button"},
+    ActionType.DOUBLE_CLICK: _POINT_READ,
+    ActionType.RIGHT_CLICK: _POINT_READ,
+    ActionType.DRAG: _POINT_READ
+    | {*_END_KEYS[0], *_END_KEYS[1], "end_coordinate", "steps", "duration"},
+    ActionType.SCROLL: _POINT_READ | {"direction", "amount", "notches", "clicks"},
+    ActionType.TYPE: frozenset({"text", "content"}),
+    ActionType.KEY: frozenset({"keys", "key", "text"}),
+    ActionType.WAIT: frozenset({"seconds"}),
+    ActionType.DONE: frozenset({"success", "summary"}),  # the episode's report, for runners
+    ActionType.LAUNCH_APP: frozenset({"command"}),
+}
+#: Keys that are an ``Action``'s own fields, not parameters: where each belongs.
+_FIELD_KEYS = {
+    **{key: "display_id" for key in _DISPLAY_KEYS},
+    **{key: "coord_source" for key in _SOURCE_KEYS},
+    "reasoning": "reasoning",
+    "space": "space",
+}
 _ENVELOPE = frozenset(
     {*_TYPE_KEYS, "params", "reasoning", "space"} | set(_DISPLAY_KEYS) | set(_SOURCE_KEYS)
 )
@@ -498,7 +523,11 @@ class Action:
         Raises
         ------
         InvalidInputError
-            What is wrong (``"click needs params x and y"``, ``"x must be finite"``...).
+            What is wrong (``"click needs params x and y"``, ``"x must be finite"``...), or
+            a parameter key the type does not read (``PARAM_KEYS``), named with where it
+            belongs: ``{"display_id": 1}`` in a click's params is the ``display_id=`` field,
+            ``"text"`` on a click is a type's parameter. An unread key whose value is None is
+            let pass (a model filling every field of a schema with null).
 
         Notes
         -----
@@ -507,6 +536,10 @@ class Action:
         to 1..50 notches, typed text to 10,000 characters, waits to 60 s.
         """
         kind, params = self.action_type, self.params
+        read = PARAM_KEYS[kind]
+        for key, value in params.items():
+            if key not in read and value is not None:
+                raise self._unread(key)
         out: dict[str, Any] = {}
         if kind in SPATIAL_ACTIONS:
             point = self._point(_POINT_KEYS, required=kind is not ActionType.SCROLL)
@@ -565,6 +598,24 @@ class Action:
                 raise InvalidInputError(f"launch_app needs param 'command', got {command!r}")
             out["command"] = command if isinstance(command, str) else list(command)
         return Action(kind, out, self.reasoning, self.space, self.display_id, self.coord_source)
+
+    def _unread(self, key: Any) -> InvalidInputError:
+        """The error for a parameter this action's type does not read, saying where it
+        belongs: an ``Action`` field, another type's parameter, or nowhere."""
+        name, shown_key = self.name, shown(key, 40)
+        field_name = _FIELD_KEYS.get(key) if isinstance(key, str) else None
+        if field_name is not None:
+            return InvalidInputError(
+                f"{name} params hold {shown_key}, which is not a parameter: it belongs in "
+                f"the action's {field_name}= field (Action(..., {field_name}=...), or beside "
+                "params in an action mapping)"
+            )
+        readers = [t.value for t, keys in PARAM_KEYS.items() if key in keys]
+        reads = ", ".join(sorted(PARAM_KEYS[self.action_type])) or "no parameters"
+        where = f" ({' and '.join(readers)} read it)" if readers else ""
+        return InvalidInputError(
+            f"{name} does not read param {shown_key}{where}; {name} reads {reads}"
+        )
 
     def _point(
         self, keys: tuple[tuple[str, ...], tuple[str, ...]], *, required: bool, what: str = ""

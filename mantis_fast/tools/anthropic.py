@@ -424,7 +424,8 @@ class BaseComputerTool:
         region : list of int, optional
             ``zoom``'s ``[x0, y0, x1, y1]`` in the model's image.
         **kwargs
-            Ignored, as the demo ignores what it does not read.
+            Refused when not None: a key the tool's schema does not have is a caller's bug
+            (the demo ignores it; docs/parity.md).
 
         Returns
         -------
@@ -440,6 +441,13 @@ class BaseComputerTool:
         """
         if not isinstance(action, str) or action not in self.actions:
             raise ToolError(f"Invalid action: {action}")
+        unknown = sorted(str(name) for name, value in kwargs.items() if value is not None)
+        if unknown:
+            raise ToolError(
+                f"{action} was given {', '.join(map(repr, unknown))}, which the computer tool "
+                "does not take (its inputs: action, text, coordinate, start_coordinate, "
+                "scroll_direction, scroll_amount, duration, key, region)"
+            )
         plan = self._plan(
             action,
             text=text,

@@ -408,16 +408,17 @@ class AsyncComputer(_SDKAsyncComputer):
         )
 
 
+#: Each computer action type -> the fields it reads (besides ``type``).
 _ACTIONS = {
-    "click",
-    "double_click",
-    "scroll",
-    "type",
-    "wait",
-    "move",
-    "keypress",
-    "drag",
-    "screenshot",
+    "click": frozenset({"x", "y", "button", "keys"}),
+    "double_click": frozenset({"x", "y", "keys"}),
+    "scroll": frozenset({"x", "y", "scroll_x", "scroll_y", "keys"}),
+    "type": frozenset({"text"}),
+    "wait": frozenset({"ms"}),
+    "move": frozenset({"x", "y", "keys"}),
+    "keypress": frozenset({"keys"}),
+    "drag": frozenset({"path", "keys"}),
+    "screenshot": frozenset(),
 }
 
 
@@ -432,8 +433,19 @@ def _actions(call: Any) -> list[Any]:
         actions = [_field(call, "action")]
     for action in actions:
         kind = _field(action, "type")
-        if kind not in _ACTIONS:
+        if not isinstance(kind, str) or kind not in _ACTIONS:
             raise InvalidInputError(f"unknown computer action type {shown(kind)}")
+        if isinstance(action, dict):  # an SDK model has only its schema's fields
+            read = _ACTIONS[kind]
+            unknown = [
+                k for k, v in action.items() if k not in read and k != "type" and v is not None
+            ]
+            if unknown:
+                reads = ", ".join(sorted(_ACTIONS[kind])) or "nothing but its type"
+                raise InvalidInputError(
+                    f"a {kind} action does not read {', '.join(map(shown, unknown))} "
+                    f"(it reads {reads})"
+                )
     return actions
 
 

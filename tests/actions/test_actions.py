@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import mantis_fast as mf
 from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType, Dispatcher
-from mantis_fast.actions.model import MAX_SCROLL_AMOUNT, MAX_TEXT, MAX_WAIT_SECONDS
+from mantis_fast.actions.model import MAX_SCROLL_AMOUNT, MAX_TEXT, MAX_WAIT_SECONDS, PARAM_KEYS
 from mantis_fast.agent.parse import ACTION_NAMES, parse_model_output
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels.overlay import annotate
@@ -181,6 +181,54 @@ def test_bad_parameters_are_named(action: Action, match: str) -> None:
         action.validated()
 
 
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"x": 10, "y": 10, "display_id": 1}, r"'display_id'.*display_id= field"),
+        ({"x": 10, "y": 10, "displayId": 1}, r"'displayId'.*display_id= field"),
+        ({"x": 10, "y": 10, "coordSource": "backing"}, r"coord_source= field"),
+        ({"x": 10, "y": 10, "reasoning": "why"}, r"reasoning= field"),
+        ({"x": 10, "y": 10, "text": "hi"}, r"click does not read param 'text' \(type and key"),
+        ({"x": 10, "y": 10, "colour": "red"}, r"click does not read param 'colour'; click reads"),
+        ({"x": 10, "y": 10, "x2": 20, "y2": 20}, r"'x2' \(drag read it\)"),
+    ],
+)
+def test_a_param_the_type_does_not_read_is_refused_naming_where_it_belongs(params, match) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        Action(ActionType.CLICK, params).validated()
+
+
+def test_every_type_reads_each_of_its_keys_and_refuses_any_other() -> None:
+    """PARAM_KEYS is what validated() reads: a key outside a type's set is refused, one inside
+    it is accepted (given the type's required params), and an unread key holding None passes."""
+    required = {
+        ActionType.DRAG: {"x": 1, "y": 1, "x2": 2, "y2": 2},
+        ActionType.TYPE: {"text": "a"},
+        ActionType.KEY: {"keys": "a"},
+        ActionType.LAUNCH_APP: {"command": "xterm"},
+    }
+    every_key = set().union(*PARAM_KEYS.values()) | {"display_id", "unheard_of"}
+    for kind in ActionType:
+        base = required.get(kind, {"x": 1, "y": 1} if kind in SPATIAL_ACTIONS else {})
+        for key in sorted(every_key - set(base)):
+            if key in PARAM_KEYS[kind]:
+                continue  # read (its value checked by the type's own rules)
+            assert Action(kind, {**base, key: None}).validated().params.keys() <= PARAM_KEYS[kind]
+            with pytest.raises(InvalidInputError, match=repr(key)):
+                Action(kind, {**base, key: 1}).validated()
+
+
+def test_the_display_named_in_an_action_mapping_is_the_field_not_a_param() -> None:
+    """The mapping forms (beside params or inside them) still name the display: only a
+    ``params`` given to ``Action`` directly holds it by mistake."""
+    for item in (
+        {"name": "click", "x1": 1, "y1": 2, "display_id": 1},
+        {"name": "click", "params": {"x": 1, "y": 2, "display_id": 1}},
+    ):
+        action = Action.from_dict(item, space="screen").validated()
+        assert action.display_id == 1 and action.params == {"x": 1, "y": 2}
+
+
 def test_wire_form_round_trips() -> None:
     wire = {"name": "drag", "x1": 1, "y1": 2, "x2": 3, "y2": 4}
     action = Action.from_dict(wire).validated()
@@ -277,7 +325,11 @@ def test_launch_is_refused_without_a_launcher_and_scroll_without_a_point_is_cent
 
 def test_spatial_set_is_exactly_the_types_with_points() -> None:
     full = {"x": 1, "y": 1, "x2": 2, "y2": 2, "text": "a", "keys": "a", "command": "a"}
-    pointed = {t for t in ActionType if Action(t, full).validated().points()}
+    pointed = {
+        t
+        for t in ActionType
+        if Action(t, {k: v for k, v in full.items() if k in PARAM_KEYS[t]}).validated().points()
+    }
     assert pointed == SPATIAL_ACTIONS
 
 

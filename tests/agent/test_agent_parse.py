@@ -106,10 +106,12 @@ def test_unknown_and_broken_actions_are_skipped_not_fatal() -> None:
         {"name": "scroll", "direction": "sideways"},
         "click 5 5",
         {"x1": 1},
+        {"name": "click", "x1": 10, "y1": 20, "text": "OK"},  # a param click does not read
     ]
     out = parse_model_output(json.dumps({"observation": "o", "actions": actions}))
     assert out.actions == [Action("click", {"x": 10, "y": 20}, space="normalized")]
-    assert len(out.skipped) == 7
+    assert len(out.skipped) == 8
+    assert "click does not read param 'text'" in out.skipped[-1]
     assert "unknown action 'teleport'" in out.skipped[0]
     assert "drag needs params x2 and y2" in out.skipped[1]
 

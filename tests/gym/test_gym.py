@@ -168,6 +168,7 @@ def test_every_action_type_lands(env, recorder) -> None:
         (Action(ActionType.TYPE, {}), "type needs param 'text'"),
         (Action(ActionType.DRAG, {"x": 1, "y": 2}), "drag needs params x2 and y2"),
         (Action(ActionType.WAIT, {"seconds": -1}), "wait seconds must be"),
+        (Action(ActionType.CLICK, {"x": 1, "y": 2, "display_id": 1}), "display_id= field"),
         ("click 3 4", "expected a mantis_fast Action, got str"),
     ],
 )

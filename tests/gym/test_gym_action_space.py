@@ -250,8 +250,9 @@ def test_a_huge_coordinate_in_an_action_is_one_whole_step(
         (Action(ActionType.CLICK, {"x": math.nan, "y": 1}), "x must be finite"),
         (Action(ActionType.DRAG, {"x": 1, "y": 2}), "drag needs params x2 and y2"),
         (Action(ActionType.SCROLL, {"x": 1, "y": 1, "amount": math.inf}), "scroll amount"),
+        (Action(ActionType.CLICK, {"x": 10, "y": 10, "display_id": 1}), "display_id= field"),
     ],
-    ids=["nan", "drag-without-end", "inf-scroll"],
+    ids=["nan", "drag-without-end", "inf-scroll", "display-in-params"],
 )
 def test_a_refused_action_object_is_reported_and_sends_nothing(
     env: DesktopEnv, witness: Witness, action: Action, match: str

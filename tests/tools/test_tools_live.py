@@ -275,6 +275,9 @@ MORE_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     ("20250124", {"action": "left_click", "key": "hyperdrive"}, "unknown key name"),
     ("20251124", {"action": "zoom", "region": [10, 10, 10, 20]}, "is empty"),
     ("20250124", {"action": None}, "Invalid action: None"),
+    # A key the tool's schema lacks (the demo ignores it): refused, named.
+    ("20250124", {"action": "left_click", "coordinate": [5, 5], "display_id": 1}, "'display_id'"),
+    ("20251124", {"action": "scroll", "scroll_direction": "up", "amount": 3}, "'amount'"),
 ]
 
 
@@ -394,6 +397,9 @@ def test_openai_refusals_are_mantis_errors_before_any_event(xvfb, recorder):
         lambda: computer.drag([(1, 2), "3,4"]),
         lambda: computer.drag("path"),
         lambda: openai.Computer(xvfb.display, wait_ms=float("nan")),
+        # A field its action type does not read: refused, not dropped.
+        lambda: computer.run_computer_call({"action": {"type": "click", "x": 1, "y": 1, "z": 2}}),
+        lambda: computer.run_computer_call({"action": {"type": "type", "text": "a", "x": 1}}),
     ]
     for call in calls:
 
