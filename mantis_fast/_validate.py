@@ -31,13 +31,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from numbers import Integral, Real
+from numbers import Integral, Rational, Real
 from typing import Any, NoReturn
 
 from mantis_fast.errors import InvalidInputError
 
 __all__ = [
+    "MAX_IMAGE_SIDE",
+    "MAX_REQUEST_SECONDS",
+    "MAX_SCREEN_SIDE",
+    "MAX_SIDE",
     "MAX_THREADS",
+    "MAX_TIMEOUT",
     "described",
     "expected",
     "flag",
@@ -52,13 +57,35 @@ __all__ = [
     "positive_int",
     "real",
     "shown",
+    "size",
     "text",
     "threads",
+    "timeout",
+    "whole",
 ]
 
 #: The most threads any ``threads=`` may ask for (the pixel kernels, the batched coordinate
 #: maps, the PNG encoder and the frame copies share it).
 MAX_THREADS = 256
+
+# -- the limits of a (width, height) size; each layer names the one that applies to it ---------
+#: A size the coordinate maps and the sizing policies compute with (a brain image, a screen, a
+#: display): int32, what the compiled maps hold exactly and every ratio of two stays a float.
+MAX_SIDE = 2**31 - 1
+#: A side of an image the pixel kernels make (``resize``, a capture's size, the agent's
+#: ``CAPTURE_*``): 16384, so an output (16384**2 * 4 bytes, 1 GiB) is allocated in one piece and
+#: every row offset stays inside the kernels' 32-bit loops.
+MAX_IMAGE_SIDE = 16384
+#: A side of an X screen (``Xvfb(size=...)``): X11 coordinates are signed 16-bit.
+MAX_SCREEN_SIDE = 32767
+
+# -- the limits of a wait ----------------------------------------------------------------------
+#: The longest bound a library call's ``timeout=`` may set (an X round trip, an app's start, a
+#: page's load, a settle): an hour. A larger one is a unit mistake (ms for s), not a wait.
+MAX_TIMEOUT = 3600.0
+#: The longest a request of the ``/v1/cua`` service may run (its ``timeout_seconds`` and the
+#: server's limits): a day, the bound of a long evaluation episode.
+MAX_REQUEST_SECONDS = 86_400.0
 
 #: Builds the exception for a refused value: ``fail(what, expectation, value)``.
 Fail = Callable[[str, str, Any], Exception]
@@ -276,3 +303,79 @@ def threads(value: Any) -> int | None:
         f"threads must be an integer in 1..{MAX_THREADS}, or None for the automatic choice; "
         f"got {described(value)}"
     )
+
+
+# -- sizes and waits ---------------------------------------------------------------------------
+
+
+def whole(value: object) -> int | None:
+    """``value`` as a whole number: an int (numpy's too), or a finite float, numpy float or
+    fraction with no fractional part (``1280.0``, as JSON tools and upstream Mantis write
+    them); None for anything else (bools, ``1280.5``, NaN, infinities, strings)."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not isinstance(value, Real) or type(value).__name__ == "bool_":
+        return None
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Rational):  # a Fraction: exact, however large
+        return int(value.numerator) if value.denominator == 1 else None
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):
+        return None
+    return int(number) if math.isfinite(number) and number.is_integer() else None
+
+
+def size(value: Any, what: str, *, high: int = MAX_SIDE) -> tuple[int, int]:
+    """A ``(width, height)`` size: a tuple, list or 1-d array of two whole numbers in
+    ``1..high`` (``MAX_SIDE``, ``MAX_IMAGE_SIDE`` or ``MAX_SCREEN_SIDE``: the caller names the
+    limit of its layer), as ints. Integral floats are the ints they equal; nothing is
+    truncated: ``"size must be a (width, height) pair of whole numbers in 1..32767 (ints, or
+    floats such as 1280.0), got (1920.9, 1080): 1920.9 is not a whole number of pixels"``."""
+    if type(value) is tuple and len(value) == 2:  # the common case, decided by exact types
+        width, height = value
+        if type(width) is int and type(height) is int and 0 < width <= high and 0 < height <= high:
+            return width, height
+    items = value.tolist() if type(value).__name__ == "ndarray" else value
+    sides: list[int | None] = []
+    if isinstance(items, (tuple, list)) and len(items) == 2:
+        sides = [whole(side) for side in items]
+        if all(side is not None and 1 <= side <= high for side in sides):
+            return sides[0], sides[1]  # type: ignore[return-value]
+    message = (
+        f"{what} must be a (width, height) pair of whole numbers in 1..{high} (ints, or "
+        f"floats such as 1280.0), got {shown(value)}"
+    )
+    for given, side in zip(items if sides else (), sides, strict=False):
+        if side is None and is_real(given):
+            why = "is not finite" if not is_finite(given) else "is not a whole number of pixels"
+            raise InvalidInputError(f"{message}: {shown(given)} {why}")
+    raise InvalidInputError(message)
+
+
+def timeout(
+    value: Any,
+    what: str = "timeout",
+    *,
+    zero: bool = False,
+    high: float = MAX_TIMEOUT,
+    fail: Fail | None = None,
+) -> float:
+    """A wait bound in seconds: a finite number in ``(0, high]`` (``[0, high]`` with ``zero``:
+    no wait at all is meaningful there), as a float. ``high`` is ``MAX_TIMEOUT`` for the
+    library's calls, ``MAX_REQUEST_SECONDS`` for the service's requests; ``fail`` words the
+    error for a configuration key or an HTTP field (default: ``"timeout must be seconds in
+    (0, 3600], got -1"``)."""
+    kind = type(value)
+    if (
+        (kind is float or kind is int or is_real(value))
+        and is_finite(value)
+        and (value >= 0 if zero else value > 0)
+        and value <= high
+    ):
+        return float(value)
+    interval = f"{'[' if zero else '('}0, {high:g}]"
+    if fail is not None:
+        _raise(fail, what, f"seconds in {interval}", value)
+    raise InvalidInputError(f"{what} must be seconds in {interval}, got {shown(value, 40)}")

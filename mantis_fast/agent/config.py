@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mantis_fast._validate import described, flag, number, text
+from mantis_fast import _validate
+from mantis_fast._validate import MAX_IMAGE_SIDE, described, flag, number, text
 from mantis_fast.errors import ConfigError
 from mantis_fast.pixels import sizing
 
@@ -132,7 +133,7 @@ def _number(key: str, value: Any, *, low: float | None = None, high: float | Non
 
 def _seconds(key: str, value: Any) -> float:
     """A time limit: finite, > 0 and at most an hour (as every timeout in the package)."""
-    return _number(key, value, low=0, high=3600, low_open=True)
+    return _validate.timeout(value, key, fail=_rejected)
 
 
 def _text(key: str, value: Any, *, empty: bool = True) -> str:
@@ -355,11 +356,14 @@ _KEYS: dict[str, tuple[Any, Any]] = {
     "display": ("", _text),
     "capture_crop": (FULL_SCREEN, _crop),
     # <= 0 means "not set" (the reference's "if both > 0"): a negative value is no error
-    "capture_width": (0, lambda k, v: _number(k, v, high=16384, integer=True)),
-    "capture_height": (0, lambda k, v: _number(k, v, high=16384, integer=True)),
+    "capture_width": (0, lambda k, v: _number(k, v, high=MAX_IMAGE_SIDE, integer=True)),
+    "capture_height": (0, lambda k, v: _number(k, v, high=MAX_IMAGE_SIDE, integer=True)),
     "capture_scale_percent": (100.0, lambda k, v: _number(k, v, high=1000)),
     "capture_size_policy": ("reference", lambda k, v: _choice(k, v, SIZE_POLICIES)),
-    "capture_max_long_edge": (0, lambda k, v: _number(k, v, low=0, high=16384, integer=True)),
+    "capture_max_long_edge": (
+        0,
+        lambda k, v: _number(k, v, low=0, high=MAX_IMAGE_SIDE, integer=True),
+    ),
     "capture_delay": (0.0, lambda k, v: _number(k, v, low=0, high=600)),
     "capture_settle": (False, _flag),
     "settle_timeout_seconds": (2.0, lambda k, v: _number(k, v, low=0, high=600)),

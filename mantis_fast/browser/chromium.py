@@ -24,10 +24,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from mantis_fast import _validate
 from mantis_fast._closing import Closing
 from mantis_fast.browser.devtools import CALL_TIMEOUT_S, DevToolsPipe
 from mantis_fast.errors import BrowserError, BrowserTimeoutError, InvalidInputError
-from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.server_identity import process_status
 
 __all__ = ["EXECUTABLES", "START_TIMEOUT_S", "Chromium", "find_chromium"]
@@ -104,7 +104,7 @@ class Chromium(Closing):
     ) -> None:
         if not (isinstance(scale, (int, float)) and 0.25 <= scale <= 8):
             raise InvalidInputError(f"scale must be a number in 0.25..8, got {scale!r}")
-        start_timeout = check_timeout(start_timeout, name="start_timeout")
+        start_timeout = _validate.timeout(start_timeout, "start_timeout")
         self.display = display
         self.scale = float(scale)
         self.executable = find_chromium(executable)

@@ -64,7 +64,7 @@ __all__ = [
 #: The top of the normalized scale: normalized coordinates are integers ``0..NORMALIZED_MAX``
 #: (0..1000) of the working area, 0 and 1000 being its first and last pixel.
 NORMALIZED_MAX = 1000
-MAX_SIZE = 2**31 - 1
+MAX_SIZE = _validate.MAX_SIDE
 #: The most OpenMP threads a batched call may ask for: the limit of every ``threads=`` in the
 #: package (``mantis_fast._validate.MAX_THREADS``, 256).
 MAX_THREADS = _validate.MAX_THREADS
@@ -80,54 +80,11 @@ Number = int | float
 # -- scalar validation ----------------------------------------------------------------------
 
 
-def _whole_pixels(value: object) -> int | None:
-    """``value`` as a whole number of pixels: an int (numpy's too), or a finite float, a numpy
-    float or a fraction with no fractional part (``1280.0``, as upstream Mantis accepts them);
-    None for anything else (bools, ``1280.5``, NaN, infinities, strings)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        return None
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Rational):  # a Fraction: exact, however large
-        return int(value.numerator) if value.denominator == 1 else None
-    try:
-        number = float(value)
-    except (OverflowError, ValueError):
-        return None
-    return int(number) if math.isfinite(number) and number.is_integer() else None
-
-
 def _size(size: object, name: str) -> tuple[int, int]:
-    """(width, height) of positive whole numbers that fit int32, as ints.
-
-    Integral floats (``(1280.0, 720.0)``) are accepted as the ints they equal; a fractional or
-    non-finite one raises: an image has a whole number of pixels."""
-    message = (
-        f"{name} must be a (width, height) pair of positive whole numbers (ints, or floats "
-        f"such as 1280.0), got {_shown(size)}"
-    )
-    if isinstance(size, (str, bytes)):
-        raise InvalidInputError(message)
-    sides_given: Any = size
-    try:
-        width, height = sides_given
-    except (TypeError, ValueError):
-        raise InvalidInputError(message) from None
-    sides = []
-    for value in (width, height):
-        side = _whole_pixels(value)
-        if side is None:
-            if isinstance(value, float | np.floating) and not math.isfinite(value):
-                raise InvalidInputError(f"{message}: {_shown(value)} is not finite")
-            if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-                raise InvalidInputError(
-                    f"{message}: {_shown(value)} is not a whole number of pixels"
-                )
-            raise InvalidInputError(message)
-        if not 1 <= side <= MAX_SIZE:
-            raise InvalidInputError(f"{message}; sizes must be 1..{MAX_SIZE}")
-        sides.append(side)
-    return sides[0], sides[1]
+    """(width, height) of whole numbers in 1..``MAX_SIZE`` (int32), as ints: integral floats
+    (``(1280.0, 720.0)``) are the ints they equal, a fractional one raises (an image has a
+    whole number of pixels)."""
+    return _validate.size(size, name)
 
 
 def _divide(numerator: Number, denominator: int) -> float:

@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mantis_fast import _validate
 from mantis_fast._validate import real as _number
 from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
@@ -179,20 +180,7 @@ class Display:
 
 
 def _backing(size: Any) -> tuple[int, int]:
-    try:
-        width, height = size
-    except (TypeError, ValueError):
-        raise InvalidInputError(
-            f"backing_size must be (width, height) or None, got {_shown(size)}"
-        ) from None
-    if any(
-        isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= _INT32[1]
-        for v in (width, height)
-    ):
-        raise InvalidInputError(
-            f"backing_size must be two integers in 1..2**31-1, got {_shown(size)}"
-        )
-    return int(width), int(height)
+    return _validate.size(size, "backing_size")
 
 
 class LocalPoint(NamedTuple):

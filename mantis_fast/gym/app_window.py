@@ -18,10 +18,10 @@ import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
+from mantis_fast import _validate
 from mantis_fast.errors import AppError
 from mantis_fast.gym.processes import child_pids
 from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.windows import TopLevel, Windows
 
 __all__ = ["AppWindow", "check_paint_timeout", "process_tree", "wait_for_app_window"]
@@ -41,7 +41,7 @@ class AppWindow:
 
 def check_paint_timeout(value: object) -> float:
     """``paint_timeout``: seconds in [0, 3600] (0: a mapped window counts as drawn)."""
-    return check_timeout(value, name="paint_timeout", allow_zero=True)
+    return _validate.timeout(value, "paint_timeout", zero=True)
 
 
 def process_tree(pids: Iterable[int]) -> set[int]:

@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from mantis_fast import _validate
 from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.browser.chromium import START_TIMEOUT_S, Chromium
 from mantis_fast.errors import BrowserError, DisplayError, InvalidInputError
 from mantis_fast.gym.tasks import Task
-from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.damage import Settled
 from mantis_fast.x11.refresh import MAX_REFRESH_HZ, set_refresh_rate
 from mantis_fast.x11.settle import FrameWait
@@ -200,7 +200,7 @@ class BrowserTask(Task):
         self.scale = float(scale)
         self.refresh_hz = refresh_hz
         self.executable = executable
-        self.page_timeout = check_timeout(page_timeout, name="page_timeout")
+        self.page_timeout = _validate.timeout(page_timeout, "page_timeout")
         self._idle()
 
     def _idle(self) -> None:

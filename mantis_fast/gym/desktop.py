@@ -48,6 +48,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from mantis_fast import _validate
 from mantis_fast.actions.model import SCROLL_DIRECTIONS, Action, ActionType
 from mantis_fast.errors import (
     AppError,
@@ -72,7 +73,6 @@ from mantis_fast.gym.tasks import Task, as_task
 from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
 from mantis_fast.pixels.frames import frame_hash
 from mantis_fast.pixels.image import resize
-from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.monitors import check_layout, set_monitors
 
 __all__ = ["ACTION_TYPES", "KEYS", "POINTER_TYPES", "DesktopEnv"]
@@ -150,7 +150,7 @@ class DesktopEnv(gymnasium.Env):
         self.hard_loop_window = hard_loop_window
         self._settle = (float(settle_time), float(quiet_ms))
         if app_timeout is not None:
-            app_timeout = check_timeout(app_timeout, name="app_timeout")
+            app_timeout = _validate.timeout(app_timeout, "app_timeout")
         self._app_wait = (app_timeout, check_paint_timeout(paint_timeout))
         width, height = self.observation_size
         image = spaces.Box(0, 255, (height, width, 3), np.uint8)

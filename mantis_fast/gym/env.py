@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from mantis_fast import _validate
 from mantis_fast._closing import Closing
 from mantis_fast._deprecated import moved_names
-from mantis_fast._validate import pair, positive_int
 from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType, Dispatcher
 from mantis_fast.errors import (
     AppError,
@@ -37,9 +37,7 @@ from mantis_fast.gym.actions import GymResult
 from mantis_fast.gym.app_window import AppWindow, check_paint_timeout, wait_for_app_window
 from mantis_fast.gym.processes import stop_process
 from mantis_fast.gym.upstream import from_upstream, image_size
-from mantis_fast.pixels.sizing import MAX_SIZE
 from mantis_fast.x11.capture import Capture
-from mantis_fast.x11.connection import check_timeout
 from mantis_fast.x11.damage import Settled
 from mantis_fast.x11.input import Input
 from mantis_fast.x11.settle import InputSettle
@@ -70,11 +68,7 @@ class GymObservation:
 def _size(size: Any, what: str) -> tuple[int, int]:
     """A screen or image size ``(width, height)`` given to an env: two integers in
     1..``MAX_SIZE`` (the package's size limit), else ``InvalidInputError`` naming ``what``."""
-    width, height = pair(size, what)
-    return (
-        positive_int(width, f"{what} width", MAX_SIZE),
-        positive_int(height, f"{what} height", MAX_SIZE),
-    )
+    return _validate.size(size, what)
 
 
 def brain_size_of(size: Any) -> tuple[int, int] | None:
@@ -141,7 +135,7 @@ class X11GymEnv(GymEnvironment):
         paint_timeout: float = 2.0,
     ) -> None:
         if app_timeout is not None:
-            app_timeout = check_timeout(app_timeout, name="app_timeout")
+            app_timeout = _validate.timeout(app_timeout, "app_timeout")
         paint_timeout = check_paint_timeout(paint_timeout)
         if observation not in ("numpy", "pil"):
             raise InvalidInputError(f"observation must be 'numpy' or 'pil', got {observation!r}")
@@ -313,7 +307,7 @@ class X11GymEnv(GymEnvironment):
             pids,
             known=known,
             processes=watched,
-            timeout=check_timeout(limit),
+            timeout=_validate.timeout(limit),
             paint_timeout=self.paint_timeout,
         )
 

@@ -19,19 +19,18 @@ itself; see ``is_upstream_brain``):
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from collections import deque
 from collections.abc import Mapping, Sequence
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from mantis_fast import _validate
 from mantis_fast.actions import Action, ActionType
 from mantis_fast.errors import InvalidInputError
-from mantis_fast.pixels.sizing import MAX_SIZE
 
 __all__ = [
     "MAX_UPSTREAM_SCROLL",
@@ -86,25 +85,7 @@ def image_size(size: Any, what: str = "the brain's last_image_size") -> tuple[in
     """``size`` as ``(width, height)``: two positive whole numbers (ints, or floats such as
     ``320.0``), in a tuple, list or array; anything else raises ``InvalidInputError`` naming
     ``what`` and the value."""
-    items = size.tolist() if isinstance(size, np.ndarray) else size
-    if isinstance(items, (tuple, list)) and len(items) == 2:
-        sides = [_whole(v) for v in items]
-        if all(v is not None and 1 <= v <= MAX_SIZE for v in sides):
-            return sides[0], sides[1]  # type: ignore[return-value]
-    raise InvalidInputError(
-        f"{what} must be (width, height) in positive whole pixels, got {size!r:.60}"
-    )
-
-
-def _whole(value: Any) -> int | None:
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    if isinstance(value, Integral):
-        return int(value)
-    if isinstance(value, Real):
-        number = float(value)  # judged and converted as the same float
-        return int(number) if math.isfinite(number) and number.is_integer() else None
-    return None
+    return _validate.size(size, what)
 
 
 def _type_name(action: Any) -> str:

@@ -51,6 +51,7 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
+from mantis_fast import _validate
 from mantis_fast.errors import (
     DisplayError,
     InvalidInputError,
@@ -419,8 +420,7 @@ def make_vec(
         raise InvalidInputError(f"n must be an integer >= 1 (the number of desktops), got {n!r}")
     if context not in _CONTEXTS:
         raise InvalidInputError(f"context must be one of {', '.join(_CONTEXTS)}, got {context!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise InvalidInputError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+    timeout = _validate.timeout(timeout)
     if max_episode_steps is not None and (
         isinstance(max_episode_steps, bool)
         or not isinstance(max_episode_steps, int)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from mantis_fast._validate import MAX_SIDE
 from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.loops.toggles import toggle_enabled
@@ -38,7 +39,7 @@ ADAPTIVE_CLICK_TOL_ENV = "MANTIS_ADAPTIVE_CLICK_TOL"
 #: screen") while ``round(tol * multiplier)`` could overflow float64.
 MAX_CLICK_TOL_PX = 2**31 - 1
 #: Viewport sides beyond this are not a usable viewport (``compute_click_tol_px`` gives the floor).
-MAX_VIEWPORT_SIDE = 2**31 - 1
+MAX_VIEWPORT_SIDE = MAX_SIDE
 
 #: Keyword (substring of the lower-cased reasoning text) -> tolerance multiplier, in priority
 #: order: the first keyword found wins, multi-word phrases before their substrings.

@@ -58,13 +58,13 @@ from typing import Any
 import numpy as np
 
 from mantis_fast import _validate
-from mantis_fast._validate import described, integer, is_int, pair
+from mantis_fast._validate import described, integer, is_int
 from mantis_fast._validate import shown as _shown
 from mantis_fast._validate import threads as _check_threads
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.pixels import _resize
 
-MAX_SIDE = 16384
+MAX_SIDE = _validate.MAX_IMAGE_SIDE
 #: The most OpenMP threads a pixel kernel may be asked for: the limit of every ``threads=`` in
 #: the package (``mantis_fast._validate.MAX_THREADS``, 256).
 MAX_THREADS = _validate.MAX_THREADS
@@ -128,12 +128,7 @@ def _typed(what: str, expectation: str, value: Any) -> InvalidInputError:
 
 
 def _size(size: Any) -> tuple[int, int]:
-    width, height = (_int(v, "size") for v in pair(size, "size"))
-    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise InvalidInputError(
-            f"size (width, height) must be within 1..{MAX_SIDE}, got {_shown(size)}"
-        )
-    return width, height
+    return _validate.size(size, "size", high=MAX_SIDE)
 
 
 def _crop(crop: Any, width: int, height: int) -> tuple[int, int, int, int]:

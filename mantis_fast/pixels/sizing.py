@@ -38,7 +38,8 @@ from fractions import Fraction
 from numbers import Integral, Rational, Real
 from typing import Any
 
-from mantis_fast._validate import pair, positive_int
+from mantis_fast import _validate
+from mantis_fast._validate import positive_int
 from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
 
@@ -51,17 +52,14 @@ ANTHROPIC_TARGETS = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 76
 ANTHROPIC_ASPECT_TOLERANCE = 0.02
 #: Sides (and Qwen's ``factor``) are integers in 1..MAX_SIZE, the package's size limit (the
 #: coordinate contracts' too): every ratio the policies compute then stays a float.
-MAX_SIZE = 2**31 - 1
+MAX_SIZE = _validate.MAX_SIDE
 #: ``min_pixels`` and ``max_pixels`` are integers in 1..MAX_PIXELS (more than any area of two
 #: sides within MAX_SIZE), so Qwen's ``sqrt(min_pixels / area)`` cannot overflow.
 MAX_PIXELS = 2**62
 
 
 def _size(size: Any, what: str = "source size") -> tuple[int, int]:
-    width, height = pair(size, what)
-    return positive_int(width, f"{what} width", MAX_SIZE), positive_int(
-        height, f"{what} height", MAX_SIZE
-    )
+    return _validate.size(size, what)
 
 
 def fixed_size(width: int, height: int) -> tuple[int, int]:
@@ -85,7 +83,7 @@ def fixed_size(width: int, height: int) -> tuple[int, int]:
     InvalidInputError
         If a side is not an integer in 1..``MAX_SIZE``.
     """
-    return positive_int(width, "width", MAX_SIZE), positive_int(height, "height", MAX_SIZE)
+    return _validate.size((width, height), "size")
 
 
 def scale_percent_size(source_size: tuple[int, int], percent: float) -> tuple[int, int]:

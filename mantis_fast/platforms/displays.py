@@ -30,7 +30,6 @@ layer that knows the host, so the pure geometry layer holds no state and no X11 
 
 from __future__ import annotations
 
-import math
 import os
 import stat
 import sys
@@ -38,6 +37,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from mantis_fast import _validate
 from mantis_fast._validate import shown
 from mantis_fast.errors import DisplayError, InvalidInputError, NoDisplayError
 from mantis_fast.geometry.display_parsers import (
@@ -237,10 +237,7 @@ def _enumerate(
 ) -> tuple[str, list[Display]]:
     """Check the arguments, then list from ``source``; ``"auto"`` falls back to X11. Warnings
     name the line that called ``enumerate_displays(_with_source)`` (stacklevel 3)."""
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise InvalidInputError(f"timeout must be a number of seconds, got {timeout!r:.40}")
-    if not (math.isfinite(timeout) and 0 < timeout <= 3600):
-        raise InvalidInputError(f"timeout must be in (0, 3600] seconds, got {timeout!r}")
+    timeout = _validate.timeout(timeout)
     environ = dict(os.environ if environ is None else environ)
     if source != "auto":
         if source not in DISPLAY_SOURCES:

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from mantis_fast._validate import flag, integer, number, text
+from mantis_fast._validate import MAX_REQUEST_SECONDS, flag, integer, number, text, timeout
 from mantis_fast.agent.parse import MAX_JSON_DEPTH, json_depth_ok
 from mantis_fast.errors import RequestRejected
 
@@ -126,6 +126,11 @@ def _number(body: Mapping[str, Any], field: str, high: float, *, positive: bool)
     return number(value, field, low=0, high=high, low_open=positive, noun="a number", fail=_bad)
 
 
+def _seconds(body: Mapping[str, Any], field: str) -> float | None:
+    value = body.get(field)
+    return None if value is None else timeout(value, field, high=MAX_REQUEST_SECONDS, fail=_bad)
+
+
 def _flag(body: Mapping[str, Any], field: str, label: str | None = None) -> bool | None:
     value = body.get(field)
     return None if value is None else flag(value, label or field, fail=_bad)
@@ -223,7 +228,7 @@ def parse_request(body: Mapping[str, Any]) -> CUARequest:
         loop_adaptive=toggles["loop_adaptive"],
         brain=brain,
         seed=_integer(body, "seed", 0, MAX_SEED),
-        timeout_seconds=_number(body, "timeout_seconds", 86_400.0, positive=True),
+        timeout_seconds=_seconds(body, "timeout_seconds"),
     )
 
 

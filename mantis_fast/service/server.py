@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import signal
 import threading
 import time
@@ -37,6 +36,8 @@ from typing import Any
 
 from aiohttp import web
 
+from mantis_fast import _validate
+from mantis_fast._validate import MAX_REQUEST_SECONDS
 from mantis_fast.agent.config import AgentConfig
 from mantis_fast.agent.panel_connections import ConnectionGuard
 from mantis_fast.agent.runlog import RunLog
@@ -76,9 +77,13 @@ def _int_in(value: Any, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
-def _seconds_ok(value: Any) -> bool:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return number and math.isfinite(value) and 0 < value <= 86_400
+def _seconds(name: str, value: Any) -> None:
+    _validate.timeout(value, name, high=MAX_REQUEST_SECONDS, fail=_refused)
+
+
+def _refused(name: str, expected: str, value: Any) -> ConfigError:
+    """The ``fail`` of ``mantis_fast._validate``'s checks, worded as ``_check``'s errors."""
+    return ConfigError(f"service setting {name}: expected {expected}, got {value!r:.80}")
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ class ServiceConfig:
                f"one of {', '.join(BRAINS)}")  # fmt: skip
         for name in ("default_timeout", "max_timeout", "reclaim_grace", "header_timeout"):
             value = getattr(self, name)
-            _check(name, value, _seconds_ok(value), "a number of seconds in (0, 86400]")
+            _seconds(name, value)
         _check("default_timeout", self.default_timeout, self.default_timeout <= self.max_timeout,
                f"at most max_timeout ({self.max_timeout})")  # fmt: skip
         _check(

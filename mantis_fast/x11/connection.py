@@ -33,6 +33,7 @@ from Xlib.protocol import display as _protocol_display
 from Xlib.protocol import event as _event
 from Xlib.support import connect as _xlib_connect
 
+from mantis_fast import _validate
 from mantis_fast._closing import Closing
 from mantis_fast.errors import (
     ConnectionLostError,
@@ -52,7 +53,6 @@ __all__ = [
     "abandon",
     "await_reply",
     "bounded",
-    "check_timeout",
     "display_name",
     "flush_within",
     "open_display",
@@ -77,21 +77,6 @@ NO_DISPLAY_HINT = (
     "no X display: pass display=':N', set $DISPLAY, or start a private one with "
     "`with mantis_fast.Xvfb() as xvfb: ...` and pass xvfb.display"
 )
-
-
-MAX_TIMEOUT = 3600.0
-
-
-def check_timeout(timeout: object, *, name: str = "timeout", allow_zero: bool = False) -> float:
-    """A wait bound in seconds: a finite number in (0, 3600] (``[0, 3600]`` with
-    ``allow_zero``); ``name`` is the parameter the error message names."""
-    if not isinstance(timeout, bool) and isinstance(timeout, (int, float)):
-        # comparisons with nan are all false: nan is refused
-        low = timeout >= 0 if allow_zero else timeout > 0
-        if low and timeout <= MAX_TIMEOUT:
-            return float(timeout)
-    interval = f"{'[' if allow_zero else '('}0, {MAX_TIMEOUT:g}]"
-    raise InvalidInputError(f"{name} must be seconds in {interval}, got {timeout!r:.40}")
 
 
 def display_name(display: str | None) -> str:
@@ -358,7 +343,7 @@ class XClient(Closing):
     _x: XDisplay
 
     def _connect(self, display: str | None, timeout: float) -> None:
-        self.timeout = check_timeout(timeout)
+        self.timeout = _validate.timeout(timeout)
         self.display_name = display_name(display)
         try:
             self._x = open_display(self.display_name, self.timeout)

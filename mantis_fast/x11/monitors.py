@@ -19,6 +19,7 @@ from Xlib.ext import randr
 from Xlib.ext.randr import DeleteMonitor
 from Xlib.protocol import rq
 
+from mantis_fast import _validate
 from mantis_fast.errors import (
     ConnectionLostError,
     DisplayError,
@@ -31,7 +32,6 @@ from mantis_fast.x11.connection import (
     XTimeoutError,
     abandon,
     bounded,
-    check_timeout,
     display_name,
     open_display,
 )
@@ -194,7 +194,7 @@ def _on_display(
     ``timeout``: a hung server is ``ServerHungError``, a gone one ``ConnectionLostError``, and
     neither leaves the connection to block in ``close``."""
     name = display_name(display)
-    timeout = check_timeout(timeout)
+    timeout = _validate.timeout(timeout)
     try:
         xdisplay = open_display(name, timeout)
     except (XConnectError, OverflowError) as exc:

@@ -33,8 +33,8 @@ import threading
 import time
 import warnings
 from types import TracebackType
-from typing import Any
 
+from mantis_fast import _validate
 from mantis_fast.errors import InvalidInputError, XvfbError
 from mantis_fast.x11._shm import mark_segment_removed, segment_access, set_segment_mode
 from mantis_fast.x11.server_access import allow_own_user, new_cookie, write_cookie_file
@@ -42,7 +42,7 @@ from mantis_fast.x11.server_identity import process_start_time, process_status
 
 __all__ = ["Xvfb", "XvfbError", "embedded_display", "started_framebuffer"]
 
-MAX_SIDE = 32767  # X11 coordinates are signed 16-bit
+MAX_SIDE = _validate.MAX_SCREEN_SIDE  # X11 coordinates are signed 16-bit
 #: How long a foreign attachment of a new framebuffer may take to go away before the server
 #: counts as exposed (a process forked at that moment holds it until it execs or exits).
 UNTOUCHED_WAIT_S = 0.5
@@ -526,17 +526,7 @@ def started_framebuffer(pid: int, start_time: int) -> int | None:
 
 
 def _check_size(size: object) -> tuple[int, int]:
-    try:
-        pair: Any = size  # any object: unpacking it and int() are the check
-        given_width, given_height = pair
-        width, height = int(given_width), int(given_height)
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidInputError(
-            f"size must be a (width, height) pair of integers, got {size!r}"
-        ) from None
-    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise InvalidInputError(f"size must be within 1..{MAX_SIDE} on both sides, got {size!r}")
-    return width, height
+    return _validate.size(size, "size", high=MAX_SIDE)
 
 
 _embedded: Xvfb | None = None

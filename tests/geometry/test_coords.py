@@ -189,7 +189,7 @@ def test_fractional_or_non_finite_sizes_are_refused_naming_them(bad, shown, why)
         with pytest.raises(InvalidInputError) as caught:
             call()
         message = str(caught.value)
-        assert message.startswith(f"{name} must be a (width, height) pair of positive whole")
+        assert message.startswith(f"{name} must be a (width, height) pair of whole numbers")
         assert f"got {bad!r}"[:40] in message and f"{shown} {why}" in message
 
 

@@ -702,7 +702,7 @@ def test_descriptor_round_trip(displays: list[Display]) -> None:
                                       "primary": True, "name": ""}]}, "non-empty int32"),
         ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1], "scale_factor": 1,
                                       "primary": True, "name": "", "backing_size": [0, 1]}]},
-         "backing_size must be two integers"),
+         r"backing_size must be a \(width, height\) pair"),
         ({"version": 1, "displays": [{"id": 0, "bounds": [0, 0, 1, 1], "scale_factor": 1,
                                       "primary": True, "name": ""}] * 2}, "repeats display ids"),
         ({"version": 1, "primary": None, "displays": [
@@ -921,9 +921,9 @@ def test_output_is_capped() -> None:
     ("kwargs", "message"),
     [
         ({"source": "wayland"}, "source must be 'auto' or one of"),
-        ({"timeout": 0}, r"timeout must be in \(0, 3600\]"),
-        ({"timeout": math.nan}, "timeout must be in"),
-        ({"timeout": "5"}, "timeout must be a number"),
+        ({"timeout": 0}, r"timeout must be seconds in \(0, 3600\], got 0"),
+        ({"timeout": math.nan}, "timeout must be seconds in .*got nan"),
+        ({"timeout": "5"}, "timeout must be seconds in .*got '5'"),
     ],
 )
 def test_enumerate_arguments(kwargs, message) -> None:

@@ -117,10 +117,10 @@ def test_000_fractional_brain_sizes_are_reported_naming_them(env, recorder, brai
     recorder.clear()
     result = env.step(Action(ActionType.CLICK, {"x": 640, "y": 360}), brain_size=brain_size)
     error = result.info["error"]
-    assert "brain_size must be (width, height) in positive whole pixels" in error
+    assert "brain_size must be a (width, height) pair of whole numbers" in error
     assert repr(brain_size)[:20] in error and "dispatched" not in result.info
     assert presses(recorder) == []  # nothing sent
-    with pytest.raises(InvalidInputError, match=r"brain_size must be \(width, height\)"):
+    with pytest.raises(InvalidInputError, match=r"brain_size must be a \(width, height\) pair"):
         env.to_display(640, 360, brain_size)
 
 

@@ -477,9 +477,9 @@ def test_a_brains_image_size_is_checked(size, expected) -> None:
     if expected is not None:
         assert image_size(size) == expected
         return
-    with pytest.raises(InvalidInputError, match=r"last_image_size must be \(width, height\)"):
+    with pytest.raises(InvalidInputError, match=r"last_image_size must be a \(width, height\)"):
         image_size(size)
-    with pytest.raises(InvalidInputError, match=r"^size must be \(width, height\)"):
+    with pytest.raises(InvalidInputError, match=r"^size must be a \(width, height\) pair"):
         from_upstream(up.Action(up.ActionType.CLICK, {"x": 1, "y": 2}), size)
 
 
@@ -491,7 +491,7 @@ def test_a_bad_image_size_is_reported_and_the_episode_goes_on(env, size) -> None
     result = GymRunner(env, wrapped, max_steps=2).run("t")
     assert (result.termination_reason, result.steps) == ("max_steps", 2)
     errors = [h["info"].get("error", "") for h in result.history]
-    assert all("last_image_size must be (width, height)" in e for e in errors), errors
+    assert all("last_image_size must be a (width, height) pair" in e for e in errors), errors
     assert repr(size)[:20] in errors[0]
     brain.last_image_size = (320, 240)  # a good size again: the brain plays on
     assert GymRunner(env, wrapped, max_steps=3).run("t").termination_reason == "done"

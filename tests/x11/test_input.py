@@ -116,7 +116,7 @@ def test_drag_moves_through_its_path(screen: Xvfb, recorder: Recorder) -> None:
         (lambda i: i.scroll(1, 2, "sideways"), "direction must be one of"),
         (lambda i: i.scroll(1, 2, notches=2.5), "notches must be an integer"),
         (lambda i: i.drag(1, 2, 3, 4, steps=0), "steps must be"),
-        (lambda i: i.drag(1, 2, 3, 4, duration=-1), "duration must be seconds in 0..3600"),
+        (lambda i: i.drag(1, 2, 3, 4, duration=-1), r"duration must be seconds in \[0, 3600\]"),
         (lambda i: i.key("ctrl+nosuchkey"), "unknown key name 'nosuchkey'"),
         (lambda i: i.key(""), "non-empty string"),
         (lambda i: i.key("ctrl++shift"), "malformed key combination"),

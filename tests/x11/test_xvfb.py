@@ -49,11 +49,12 @@ def test_env_points_children_at_the_server() -> None:
 @pytest.mark.parametrize(
     ("size", "depth", "match"),
     [
-        ((0, 10), 24, "within 1..32767"),
-        ((10, -1), 24, "within 1..32767"),
-        ((40000, 10), 24, "within 1..32767"),
-        ("1920x1080", 24, "pair of integers"),
-        ((10, 10, 10), 24, "pair of integers"),
+        ((0, 10), 24, r"whole numbers in 1..32767 .*got \(0, 10\)$"),
+        ((10, -1), 24, r"whole numbers in 1..32767 .*got \(10, -1\)$"),
+        ((40000, 10), 24, r"whole numbers in 1..32767 .*got \(40000, 10\)$"),
+        ((1920.9, 1080), 24, "1920.9 is not a whole number of pixels"),  # never truncated
+        ("1920x1080", 24, "got '1920x1080'"),
+        ((10, 10, 10), 24, r"size must be a \(width, height\) pair"),
         ((10, 10), 15, "depth must be"),
     ],
 )

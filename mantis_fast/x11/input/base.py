@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 
 from Xlib import X
 
+from mantis_fast import _validate
 from mantis_fast.errors import InputError, InvalidInputError
 from mantis_fast.geometry.displays import Display
 from mantis_fast.x11.connection import GONE, XClient, read_available
@@ -39,7 +40,7 @@ T = TypeVar("T")
 
 BUTTONS = {"left": 1, "middle": 2, "right": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
-MAX_DRAG_SECONDS = 3600
+MAX_DRAG_SECONDS = _validate.MAX_TIMEOUT  # a drag is bounded as every wait is
 
 
 def server_call(method: Callable[..., T]) -> Callable[..., T]:
@@ -355,14 +356,7 @@ class Input(XClient):  # numpydoc ignore=PR01,PR02
         start = _coordinate(x1, "x", width), _coordinate(y1, "y", height)
         end = _coordinate(x2, "x", width), _coordinate(y2, "y", height)
         steps = _positive_int(steps, "steps")
-        if (
-            isinstance(duration, bool)
-            or not isinstance(duration, (int, float))
-            or not 0 <= duration <= MAX_DRAG_SECONDS  # also false for nan
-        ):
-            raise InvalidInputError(
-                f"duration must be seconds in 0..{MAX_DRAG_SECONDS}, got {duration!r:.40}"
-            )
+        duration = _validate.timeout(duration, "duration", zero=True, high=MAX_DRAG_SECONDS)
         path = [
             (
                 round(start[0] + (end[0] - start[0]) * i / steps),
