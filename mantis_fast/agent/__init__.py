@@ -11,6 +11,7 @@ from mantis_fast.agent.engine import Engine, EngineFinished, SeqMismatch, TurnRe
 from mantis_fast.agent.panel import Panel
 from mantis_fast.agent.parse import AgentAction, BBox, ModelOutput, parse_model_output
 from mantis_fast.agent.runlog import RunLog, read_events, read_records
+from mantis_fast.agent.turn import ModelTurn
 from mantis_fast.agent.vlm import VLMClient, VLMError, VLMReply
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Engine",
     "EngineFinished",
     "ModelOutput",
+    "ModelTurn",
     "Panel",
     "RunLog",
     "SeqMismatch",

@@ -40,8 +40,9 @@ import numpy as np
 from mantis_fast.agent.actions import NativeAnnotator, execute_actions, make_dispatcher
 from mantis_fast.agent.config import AgentConfig
 from mantis_fast.agent.multi_display import displays_hint, in_screenshot
-from mantis_fast.agent.parse import ModelOutput, parse_model_output
+from mantis_fast.agent.parse import ModelOutput
 from mantis_fast.agent.runlog import LOGGER_NAME, RunLog
+from mantis_fast.agent.turn import ModelTurn
 from mantis_fast.agent.vlm import VLMClient, VLMError
 from mantis_fast.errors import (
     EngineFinished,
@@ -112,6 +113,7 @@ class Engine:
     ) -> None:
         self.config = config
         self.on_turn = on_turn
+        self._model_turn = ModelTurn(config)  # the prompt, call and parse the service shares
         self.phase = "starting"
         self.error: str | None = None
         self.turn = 0
@@ -340,12 +342,8 @@ class Engine:
         self.pending_seq = self.turn
         self.vlm_json = text
         start = time.perf_counter()
-        output = await self._work(  # linear, but a long reply must not stall the panel
-            parse_model_output,
-            text,
-            max_actions=config.max_actions_per_turn,
-            max_bboxes=config.max_bboxes_per_turn,
-        )
+        # on the worker: parsing is linear, and a long reply must not stall the panel
+        output = await self._work(self._model_turn.parse, text)
         timings["parse"] = _ms(start)
         result = TurnResult(self.turn, output, injected=injected)
         for reason in output.skipped:
@@ -501,8 +499,12 @@ class Engine:
         self._set_phase("calling_vlm")
         start = time.perf_counter()
         try:
-            reply = await client.complete(
-                self.observation, self.annotated_png or b"", self._displays_hint
+            model_turn = self._model_turn
+            reply = await model_turn.call(
+                client,
+                model_turn.prompt(self.observation),
+                self.annotated_png or b"",
+                self._displays_hint,
             )
         except VLMError as exc:
             result.timings_ms["vlm"] = _ms(start)

@@ -1,13 +1,15 @@
 """Gym-style environment and runner for computer-use agents on an X display.
 
-``X11GymEnv`` runs an app on a private Xvfb, captures it with the zero-copy capture, and
-dispatches the brain's actions through in-process XTest (or xdotool). ``GymRunner`` drives a
-brain through an episode with loop detection and per-step timings. ``DesktopEnv`` is the same
-desktop as a ``gymnasium.Env`` (registered as ``mantis_fast/Desktop-v0``), with ``Task``s that
-start the app and score the steps (``ClickTarget``: the demo app's red targets). ``make_vec(n)``
-runs ``n`` of them in worker processes, a ``gymnasium.vector.AsyncVectorEnv``. Upstream Mantis
-brains (``think(frames, task, action_history, screen_size)``) run unchanged: ``GymRunner`` wraps
-them in ``UpstreamBrain`` (``mantis_fast.gym.upstream``).
+``DesktopEnv`` is the environment: a ``gymnasium.Env`` (registered as
+``mantis_fast/Desktop-v0``) driving an ``X11Desktop`` (an app on a private Xvfb, captured with
+the zero-copy capture, the brain's actions dispatched through in-process XTest or xdotool), with
+``Task``s that start the app and score the steps (``ClickTarget``: the demo app's red
+targets). ``make_vec(n)`` runs ``n`` of them in worker processes, a
+``gymnasium.vector.AsyncVectorEnv``. ``GymRunner``
+drives a brain through an episode with loop detection and per-step timings. Upstream Mantis's
+shapes live in ``mantis_fast.gym.upstream``: its env contract (``GymEnvironment``, ``GymResult``,
+``X11GymEnv`` on an ``X11Desktop``) and its brains (``think(frames, task, action_history,
+screen_size)``), which ``GymRunner`` wraps in ``UpstreamBrain``.
 """
 
 from mantis_fast._deprecated import moved_names
@@ -16,15 +18,23 @@ from mantis_fast._extras import require_extra
 require_extra("gym", __name__)  # before the imports that need it
 
 from mantis_fast.geometry.coords import scale_brain_to_display
-from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType, GymResult
+from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType
 from mantis_fast.gym.app_window import AppWindow
 from mantis_fast.gym.desktop import ACTION_TYPES, KEYS, DesktopEnv
-from mantis_fast.gym.env import GymEnvironment, GymObservation, X11GymEnv
 from mantis_fast.gym.registration import DESKTOP_ID
 from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner, click_tolerance
 from mantis_fast.gym.tasks import ClickTarget, RewardFunction, Task
-from mantis_fast.gym.upstream import UpstreamBrain, from_upstream, is_upstream_brain
+from mantis_fast.gym.upstream import (
+    GymEnvironment,
+    GymObservation,
+    GymResult,
+    UpstreamBrain,
+    X11GymEnv,
+    from_upstream,
+    is_upstream_brain,
+)
 from mantis_fast.gym.vector import DesktopVectorEnv, make_vec
+from mantis_fast.gym.x11_desktop import X11Desktop
 
 __all__ = [
     "ACTION_TYPES",
@@ -46,6 +56,7 @@ __all__ = [
     "RewardFunction",
     "Task",
     "UpstreamBrain",
+    "X11Desktop",
     "X11GymEnv",
     "click_tolerance",
     "from_upstream",

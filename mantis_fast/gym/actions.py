@@ -1,21 +1,12 @@
-"""What a step returns; the actions themselves are the package's one vocabulary
-(``mantis_fast.actions``), re-exported here where Gym users look for them."""
+"""The actions Gym users look for here: the package's one vocabulary (``mantis_fast.actions``),
+re-exported. (Upstream's ``GymResult`` lives in ``mantis_fast.gym.upstream``.)"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from mantis_fast._deprecated import moved_names
 from mantis_fast.actions import SPATIAL_ACTIONS, Action, ActionType
 
-__all__ = ["SPATIAL_ACTIONS", "Action", "ActionType", "GymResult"]
+__all__ = ["SPATIAL_ACTIONS", "Action", "ActionType"]
 
-
-@dataclass
-class GymResult:
-    """What ``reset`` and ``step`` return: an observation, a reward, done, and diagnostics."""
-
-    observation: Any
-    reward: float = 0.0
-    done: bool = False
-    info: dict[str, Any] = field(default_factory=dict)
+# Moved with the rest of upstream's env contract; the old place stays for one release.
+__getattr__ = moved_names(__name__, {"GymResult": ("mantis_fast.gym.upstream", "GymResult")})

@@ -7,7 +7,7 @@
     observation, info = env.reset(seed=0)
     observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
-Underneath is ``X11GymEnv`` (a private Xvfb, XTest input, damage-tracked capture): the
+Underneath is ``X11Desktop`` (a private Xvfb, XTest input, damage-tracked capture): the
 observation is the screen resized to ``observation_size`` (the model's image), the actions are
 the package's one action vocabulary in that image's pixels, mapped back to the screen by the
 coordinate contract. The episode's task (``Task``) starts the app, and scores each step from
@@ -68,8 +68,8 @@ from mantis_fast.gym.action_space import (
     read_action,
 )
 from mantis_fast.gym.app_window import check_paint_timeout
-from mantis_fast.gym.env import X11GymEnv, _size
 from mantis_fast.gym.tasks import Task, as_task
+from mantis_fast.gym.x11_desktop import X11Desktop
 from mantis_fast.loops.detector import LoopDetector, compute_click_tol_px
 from mantis_fast.pixels.frames import frame_hash
 from mantis_fast.pixels.image import resize
@@ -94,7 +94,7 @@ class DesktopEnv(gymnasium.Env):
     desktop with reward 0. ``viewport``: the screen (default: the task's ``viewport``, else
     1280 x 720); ``observation_size``: the image the
     policy sees (default: the screen). ``reset`` returns once the task's app (``Task.pids``)
-    has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``X11GymEnv``'s;
+    has its window mapped and drawn (``app_timeout``, ``paint_timeout``: as ``X11Desktop``'s;
     ``app_timeout=None`` does not wait); an app that fails to start (exits with an error, shows
     no window) on a working desktop raises ``AppError``, a desktop that died is replaced.
     ``monitors``: rectangles ``(x, y, w, h)`` laid out as the private screen's RandR monitors
@@ -142,8 +142,12 @@ class DesktopEnv(gymnasium.Env):
                 f"hard_loop_window must be an integer in 2..32, got {hard_loop_window!r}"
             )
         self.task = as_task(task)
-        self.viewport = _size(viewport or self.task.viewport or DEFAULT_VIEWPORT, "viewport")
-        self.observation_size = _size(observation_size or self.viewport, "observation_size")
+        self.viewport = _validate.size(
+            viewport or self.task.viewport or DEFAULT_VIEWPORT, "viewport"
+        )
+        self.observation_size = _validate.size(
+            observation_size or self.viewport, "observation_size"
+        )
         self.monitors = None if monitors is None else check_layout(monitors)
         self.observation_kind, self.action_set = observation, actions
         self.render_mode = render_mode
@@ -169,7 +173,7 @@ class DesktopEnv(gymnasium.Env):
         self.action_space: spaces.Dict = action_space(
             self.observation_size, actions, len(self.monitors or ())
         )
-        self._desktop: X11GymEnv | None = None
+        self._desktop: X11Desktop | None = None
         self._closed = False
         # Pinned, not read from MANTIS_* variables: truncation follows from the seed and the
         # actions alone (docs/loops.md), whatever the environment of the process.
@@ -188,14 +192,14 @@ class DesktopEnv(gymnasium.Env):
 
     # -- the desktop -----------------------------------------------------------------------
     @property
-    def desktop(self) -> X11GymEnv:
+    def desktop(self) -> X11Desktop:
         """The running desktop (Xvfb, capture, input), started on first use; ``DisplayError``
         once the env is closed (a closed env never starts another)."""
         self._check_open()
         if self._desktop is None:
             settle_time, quiet_ms = self._settle
             app_timeout, paint_timeout = self._app_wait
-            desktop = X11GymEnv(
+            desktop = X11Desktop(
                 viewport=self.viewport,
                 settle_time=settle_time,
                 quiet_ms=quiet_ms,
@@ -291,7 +295,9 @@ class DesktopEnv(gymnasium.Env):
                 pids = self.task.pids()
                 if pids and desktop.app_timeout is not None:
                     desktop.wait_for_app(pids, known=known, processes=self.task.processes())
-                result = desktop.reset(settle=functools.partial(self.task.settle, desktop, None))
+                screen, facts = desktop.start(
+                    settle=functools.partial(self.task.settle, desktop, None)
+                )
                 break
             except AppError as exc:
                 if desktop is not None and desktop.server_alive():
@@ -305,11 +311,12 @@ class DesktopEnv(gymnasium.Env):
             raise ConnectionLostError(
                 "the desktop died twice while starting: " + self._restarts[-1]
             )
-        self.timings = {**_timings(result.info), **self.task.settle_facts()}
+        self.timings = {**_timings(facts), **self.task.settle_facts()}
         info = {**started}
         if self._restarts:
             info["desktop_restarted"] = self._restarts[-1]
-        return self._observation(result.observation, info), info
+        assert isinstance(screen, np.ndarray)  # observation="numpy", as the desktop is made
+        return self._observation(screen, info), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """One step: ``action`` is a member of ``action_space`` (a dict) or an ``Action``.
@@ -329,9 +336,9 @@ class DesktopEnv(gymnasium.Env):
         self._steps += 1
         try:
             desktop = self.desktop
-            result = desktop.step(
+            screen, _, facts = desktop.act(
                 checked or command,
-                brain_size=self._image_size(command),
+                image_size=self._image_size(command),
                 settle=functools.partial(self.task.settle, desktop, checked),
             )
             self.task.check_alive()
@@ -346,14 +353,15 @@ class DesktopEnv(gymnasium.Env):
             observation, info = self.reset(seed=None)
             info.update({key: reason, "truncated_reason": reason})
             return observation, 0.0, False, True, info
-        self.timings = {**_timings(result.info), **self.task.settle_facts()}
+        self.timings = {**_timings(facts), **self.task.settle_facts()}
         # Only what the same seed and actions reproduce (Gymnasium's determinism check):
         # timings and settle facts are in ``timings``.
-        info = {k: v for k, v in result.info.items() if k in _STEP_INFO}
+        info = {k: v for k, v in facts.items() if k in _STEP_INFO}
         info["action"] = command.action_type.value
         if "dispatched" in info:
             self._pointer = info["dispatched"]
-        observation = self._observation(result.observation, info)
+        assert isinstance(screen, np.ndarray)
+        observation = self._observation(screen, info)
         reward, terminated = self.task.reward(observation, info)
         terminated = terminated or command.action_type is ActionType.DONE
         truncated = False

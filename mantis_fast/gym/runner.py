@@ -19,8 +19,12 @@ from PIL import Image
 from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.gym.actions import Action, ActionType
-from mantis_fast.gym.env import GymObservation
-from mantis_fast.gym.upstream import UPSTREAM_FRAMES, UpstreamBrain, is_upstream_brain
+from mantis_fast.gym.upstream import (
+    UPSTREAM_FRAMES,
+    GymObservation,
+    UpstreamBrain,
+    is_upstream_brain,
+)
 from mantis_fast.loops.adaptive import MAX_EXTENSION
 from mantis_fast.loops.detector import (
     MAX_HISTORY,
@@ -162,7 +166,7 @@ def _needs_task(reset: Any) -> bool:
 
 def _screenshot(observation: Any) -> Any:
     """An observation as the brain sees it: upstream's ``GymObservation`` (or ours,
-    ``mantis_fast.gym.env.GymObservation``) gives its ``screenshot``; anything else is the
+    ``mantis_fast.gym.upstream.GymObservation``) gives its ``screenshot``; anything else is the
     observation itself."""
     if isinstance(observation, GymObservation):
         return observation.screenshot

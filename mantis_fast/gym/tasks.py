@@ -51,7 +51,7 @@ class Task:
     viewport: tuple[int, int] | None = None
 
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
-        """Start the episode's app on ``desktop`` (an ``X11GymEnv``); return info items."""
+        """Start the episode's app on ``desktop`` (an ``X11Desktop``); return info items."""
         return {}
 
     def reward(self, observation: Any, info: dict[str, Any]) -> tuple[float, bool]:

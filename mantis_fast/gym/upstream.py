@@ -1,4 +1,11 @@
-"""Upstream Mantis brains, unchanged, on this package's env and runner.
+"""Upstream Mantis's shapes, on this package's desktop and runner: its env contract and its
+brains, unchanged.
+
+Upstream's env contract (``mantis_agent.gym.base``): ``GymEnvironment`` (``reset()`` and
+``step(action, brain_size)`` returning a ``GymResult``, ``screen_size``) with ``GymObservation``;
+``X11GymEnv`` is that contract on an ``X11Desktop`` (the session ``DesktopEnv`` drives), reading
+upstream's action objects by upstream's rules. The package's own envs speak Gymnasium's
+contract (``DesktopEnv``); these shapes exist for code ported from upstream.
 
 An upstream brain (``mercurialsolo/mantis``, ``mantis_agent.brain_protocol.Brain``) is called as
 ``brain.think(frames=..., task=..., action_history=..., screen_size=...)`` and answers with an
@@ -20,8 +27,10 @@ from __future__ import annotations
 
 import inspect
 import re
+from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
@@ -29,14 +38,21 @@ import numpy as np
 from PIL import Image
 
 from mantis_fast import _validate
+from mantis_fast._closing import Closing
 from mantis_fast.actions import Action, ActionType
 from mantis_fast.errors import InvalidInputError
+from mantis_fast.gym.x11_desktop import X11Desktop
+from mantis_fast.x11.damage import Settled
 
 __all__ = [
     "MAX_UPSTREAM_SCROLL",
     "MAX_UPSTREAM_WAIT_S",
     "UPSTREAM_FRAMES",
+    "GymEnvironment",
+    "GymObservation",
+    "GymResult",
     "UpstreamBrain",
+    "X11GymEnv",
     "from_upstream",
     "image_size",
     "is_upstream_brain",
@@ -50,6 +66,79 @@ MAX_UPSTREAM_WAIT_S = 10.0  # and a wait at 10 seconds
 _LEADING_INT = re.compile(r"-?\d+")
 # The parameter names upstream's Brain.think is called with (by keyword).
 _UPSTREAM_PARAMS = ("frames", "task", "action_history", "screen_size")
+
+
+@dataclass
+class GymResult:
+    """What upstream's ``reset`` and ``step`` return: an observation, a reward, done, and
+    diagnostics."""
+
+    observation: Any
+    reward: float = 0.0
+    done: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class GymObservation:
+    """An observation shaped as upstream Mantis's (``mantis_agent.gym.base``): the ``screenshot``
+    a brain looks at, and whatever else the env wants to keep (``extras``).
+
+    For environments written against upstream's ``GymEnvironment``, whose ``reset(task)``
+    returns one (and whose ``step`` returns a ``GymResult`` holding one): ``GymRunner`` gives the
+    brain its ``screenshot``. This package's envs return their observations bare.
+    """
+
+    screenshot: Any
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class GymEnvironment(Closing, ABC):
+    """Upstream's env contract: what its brain-driving host needs from an environment."""
+
+    @abstractmethod
+    def reset(self) -> GymResult: ...
+
+    @abstractmethod
+    def step(self, action: Action, brain_size: tuple[int, int] | None = None) -> GymResult: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @property
+    @abstractmethod
+    def screen_size(self) -> tuple[int, int]:
+        """(width, height) of the display actions are dispatched to: the real framebuffer."""
+
+
+class X11GymEnv(X11Desktop, GymEnvironment):
+    """Upstream Mantis's ``GymEnvironment`` on an ``X11Desktop`` (its parameters), named for
+    the display (its input is XTest, xdotool only on request): ``reset`` and ``step`` return
+    ``GymResult``; ``step`` also takes upstream's action objects, read by upstream's rules
+    (``from_upstream``)."""
+
+    def reset(self, settle: Callable[[], Settled | None] | None = None) -> GymResult:
+        """``X11Desktop.start`` as a ``GymResult`` (reward 0, not done)."""
+        observation, info = self.start(settle)
+        return GymResult(observation, 0.0, False, info)
+
+    def step(
+        self,
+        action: Any,
+        brain_size: tuple[int, int] | None = None,
+        settle: Callable[[], Settled | None] | None = None,
+    ) -> GymResult:
+        """``X11Desktop.act`` as a ``GymResult``: ``brain_size`` is the image the action's
+        points refer to (None: ``self.brain_size``, else the screen's); a bad one, or a bad
+        action, is reported in ``info["error"]`` and the episode goes on."""
+        observation, done, info = self.act(action, image_size=brain_size, settle=settle)
+        return GymResult(observation, 0.0, done, info)
+
+    def _commands(self, action: Any, brain_size: tuple[int, int] | None) -> list[Any]:
+        """Upstream's action objects translated (``from_upstream``); ours as given."""
+        if isinstance(action, Action) or not hasattr(action, "action_type"):
+            return [action]
+        return from_upstream(action, brain_size or self.screen_size)
 
 
 def upstream_coordinate(value: Any) -> Any:

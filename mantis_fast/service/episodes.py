@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import re
 import threading
 import time
 from collections import Counter
@@ -42,8 +41,9 @@ import numpy as np
 
 from mantis_fast.actions.model import SPATIAL_ACTIONS, Action, ActionType
 from mantis_fast.agent.config import AgentConfig
-from mantis_fast.agent.parse import ModelOutput, parse_model_output
+from mantis_fast.agent.parse import ModelOutput
 from mantis_fast.agent.runlog import RunLog
+from mantis_fast.agent.turn import ModelTurn
 from mantis_fast.agent.vlm import VLMClient, VLMReply
 from mantis_fast.errors import (
     BrowserError,
@@ -54,10 +54,10 @@ from mantis_fast.errors import (
     VLMError,
 )
 from mantis_fast.geometry.coords import normalized_to_pixels
-from mantis_fast.gym.actions import GymResult
 from mantis_fast.gym.browser_task import BrowserTask
 from mantis_fast.gym.desktop import DEFAULT_VIEWPORT, DesktopEnv
 from mantis_fast.gym.runner import GymRunner
+from mantis_fast.gym.upstream import GymResult
 from mantis_fast.pixels.encode import encode_png
 from mantis_fast.service.cua import CUARequest, RequestRejected
 
@@ -79,8 +79,6 @@ HARD_LOOP_WINDOW = 8
 #: ``DesktopEnv``'s own loop truncation, set past the runner's widest window (8 + 2): the
 #: runner, with the request's toggles, is the one that decides.
 _ENV_LOOP_WINDOW = 32
-# parse_model_output skips ``done`` (the agent loop runs until stopped): its reason says so.
-_DONE_SKIPPED = re.compile(r"^action \d+: done is not an agent action")
 
 
 @dataclass(frozen=True)
@@ -150,17 +148,20 @@ def check_brain(brain: str, kind: DesktopKind) -> None:
 
 
 class LoopModel:
-    """The VLM brain's model call from a worker thread: ``VLMClient.complete`` runs on the
-    server's event loop (where its connection pool lives), the worker waits for it at most
-    until the episode's deadline, and a call still running then is cancelled."""
+    """The VLM brain's model call from a worker thread: the agent loop's ``ModelTurn.call``
+    (``VLMClient.complete``) runs on the server's event loop (where its connection pool
+    lives), the worker waits for it at most until the episode's deadline, and a call still
+    running then is cancelled."""
 
     def __init__(self, client: VLMClient, loop: asyncio.AbstractEventLoop) -> None:
         self.client = client
         self.config: AgentConfig = client.config
         self.loop = loop
+        self.model_turn = ModelTurn(self.config)  # the agent loop's model call, shared
 
     def __call__(self, observation: str, png: bytes, timeout: float) -> VLMReply:
-        future = asyncio.run_coroutine_threadsafe(self.client.complete(observation, png), self.loop)
+        call = self.model_turn.call(self.client, observation, png)
+        future = asyncio.run_coroutine_threadsafe(call, self.loop)
         try:
             return future.result(max(timeout, 0.0))
         except concurrent.futures.TimeoutError:
@@ -381,22 +382,17 @@ class _VLMBrain(_Brain):
         super().__init__(episode, env)
         self.model = model
         self.config: AgentConfig = model.config  # type: ignore[attr-defined]
+        self.model_turn = ModelTurn(self.config)  # the agent loop's prompt and parse, shared
         self.last_observation = ""
         self.turn = 0
 
     def prompt(self, instruction: str) -> str:
+        """This step's text; a pending nudge is told once."""
         episode = self.episode
-        lines = [
-            f"TASK: {instruction}",
-            f"Step {self.turn} of at most {episode.request.max_steps}.",
-        ]
-        if self.last_observation:
-            lines.append(f"Your last observation: {self.last_observation}")
-        if episode.pending_nudge:
-            lines.append(f"WARNING: {episode.pending_nudge}")
-            episode.pending_nudge = ""
-        lines.append('When the task is complete, answer with the action {"name": "done"}.')
-        return "\n".join(lines)
+        warning, episode.pending_nudge = episode.pending_nudge, ""
+        return self.model_turn.task_prompt(
+            instruction, self.turn, episode.request.max_steps, self.last_observation, warning
+        )
 
     def decide(
         self,
@@ -420,14 +416,10 @@ class _VLMBrain(_Brain):
             if self.config.vlm_on_error == "continue":
                 return []
             raise
-        output: ModelOutput = parse_model_output(
-            reply.text,
-            max_actions=self.config.max_actions_per_turn,
-            max_bboxes=self.config.max_bboxes_per_turn,
-        )
+        output: ModelOutput = self.model_turn.parse(reply.text)
         self.last_observation = output.observation
         actions: list[Action] = [_to_image(a, size) for a in output.actions]
-        if any(_DONE_SKIPPED.match(reason) for reason in output.skipped):
+        if self.model_turn.asks_done(output):
             actions.append(Action(ActionType.DONE, {}))
         episode.runlog.append({**record, "vlm_text": reply.text, "parsed": output.to_dict(),
                                "attempts": reply.attempts, "seconds": round(reply.elapsed, 4),

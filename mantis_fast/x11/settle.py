@@ -231,7 +231,7 @@ def _marked(link: DamageLink, start: float, settled: Settled) -> Settled:
     return settled
 
 
-# -- after an input (X11GymEnv.step) ---------------------------------------------------------
+# -- after an input (X11Desktop.act) ---------------------------------------------------------
 def settle_after_input(
     link: DamageLink, window: InputSettle, observe: Callable[[], object] | None = None
 ) -> Settled:

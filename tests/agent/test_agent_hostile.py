@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from mantis_fast.agent import AgentConfig, AgentThread, read_events, read_records
-from mantis_fast.agent import engine as engine_module
 from mantis_fast.agent import panel as panel_module
+from mantis_fast.agent import turn as turn_module
 from mantis_fast.agent.engine import Engine
 from mantis_fast.agent.parse import MAX_JSON_DEPTH, parse_model_output
 from mantis_fast.x11.xvfb import Xvfb
@@ -158,7 +158,7 @@ def test_state_answers_while_a_200kb_reply_is_processed(tmp_path: Path, monkeypa
 
         return recorded
 
-    monkeypatch.setattr(engine_module, "parse_model_output", on_thread(parse_model_output))
+    monkeypatch.setattr(turn_module, "parse_model_output", on_thread(parse_model_output))
     monkeypatch.setattr(panel_module, "_decode_body", on_thread(panel_module._decode_body))
     with Xvfb(size=(320, 240)) as server, StubModel() as stub:
         config = AgentConfig(
