@@ -46,6 +46,7 @@ from gymnasium.vector.utils import batch_space, iterate
 
 from mantis_fast.gym import ClickTarget, DesktopEnv, make_vec
 from mantis_fast.gym.policies import random_pointer
+from mantis_fast.gym.processes import child_pids
 
 VIEWPORT = (1280, 720)
 OBSERVATION = (640, 360)
@@ -87,14 +88,7 @@ def memory_kb(pid: int) -> tuple[int, int]:
 
 def family(pid: int) -> list[int]:
     """``pid`` and its child processes (of a worker or of this loop: Xvfbs and apps)."""
-    pids = [pid]
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as file:
-                pids += [int(child) for child in file.read().split()]
-        except OSError:
-            continue
-    return pids
+    return [pid, *child_pids(pid)]
 
 
 def per_desktop_mb(pids: list[int], n: int) -> dict[str, float]:

@@ -1,27 +1,26 @@
 """``make demo``: the whole perception-action loop, on its own Xvfb, with nothing to configure.
 
-A real Tk app (``mantis_fast.demo.app``) shows red targets at random places on a 1920x1080
-screen. ``GymRunner`` drives a local stand-in for a model (``mantis_fast.demo.brain``) that sees
-only the *resized* image (1280x720 by default) and clicks in its own image coordinates; the env
-maps them back to the screen by the coordinate contract (``round(x * W / w)``, half to even).
-The app reports every hit and miss; a single miss fails the demo.
+A real Tk app (``mantis_fast.demo.app``, run by the ``ClickTarget`` task) shows red targets at
+random places on a 1920x1080 screen. The package's one loop (``Runner``) drives a
+``DesktopEnv`` and a local stand-in for a model (``mantis_fast.demo.brain``) that sees only the
+*resized* image (1280x720 by default) and clicks in its own image coordinates; the env maps
+them back to the screen by the coordinate contract (``round(x * W / w)``, half to even). The
+app reports every hit and miss; a single miss fails the demo.
 """
 
 from __future__ import annotations
 
 import json
-import queue
 import statistics
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from mantis_fast.demo.brain import TargetBrain
-from mantis_fast.errors import AppError, InvalidInputError
-from mantis_fast.gym import GymRunner, X11GymEnv
+from mantis_fast.errors import InvalidInputError
+from mantis_fast.gym.desktop import DesktopEnv
+from mantis_fast.gym.runner import EpisodeResult, Runner
+from mantis_fast.gym.tasks import ClickTarget
 
 __all__ = ["run_demo"]
 
@@ -29,49 +28,19 @@ SCREEN = (1920, 1080)
 STAGES = ("capture", "resize", "find", "annotate", "encode", "dispatch", "settle")
 
 
-class _App:
-    """The target app as a child process; its JSON events arrive on a queue."""
-
-    def __init__(self, display: str, seed: int) -> None:
-        import os
-
-        env = {**os.environ, "DISPLAY": display}
-        argv = [sys.executable, "-m", "mantis_fast.demo.app", "--seed", str(seed)]
-        self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
-        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if (
-                    self.events.get(timeout=max(0.0, deadline - time.monotonic()))["type"]
-                    == "ready"
-                ):
-                    return
-            except queue.Empty:
-                break
-        self.close()
-        raise AppError("the demo target app did not start within 20 s")
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.events.put(json.loads(line))
-
-    def drain(self) -> list[dict[str, Any]]:
-        time.sleep(0.2)
-        out = []
-        while not self.events.empty():
-            out.append(self.events.get())
-        return out
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=5)
-        self._reader.join(timeout=5)  # its output ends with the app
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+def _events(episode: EpisodeResult) -> list[dict[str, Any]]:
+    """Each click's verdict, from the task's counts in the steps' infos: the screen pixel the
+    click landed on and the target it was aimed at."""
+    events, hits, misses = [], 0, 0
+    for record in episode.history:
+        info = record.get("info", {})
+        if "hits" not in info:
+            continue
+        for kind, count in (("hit", info["hits"] - hits), ("miss", info["misses"] - misses)):
+            events += [{"type": kind, "step": record["step"], "click": info.get("dispatched"),
+                        "target": info.get("target")}] * count  # fmt: skip
+        hits, misses = info["hits"], info["misses"]
+    return events
 
 
 def _next_run_dir(out: Path) -> Path:
@@ -98,20 +67,18 @@ def run_demo(
     run_dir = _next_run_dir(Path(out))
     print(f"mantis_fast demo: {targets} targets on a private {SCREEN[0]}x{SCREEN[1]} Xvfb, "
           f"brain sees {brain_size[0]}x{brain_size[1]}")  # fmt: skip
-    with X11GymEnv(
-        viewport=SCREEN, settle_time=1.0, quiet_ms=30, observation_size=brain_size
-    ) as env:
-        print(f"capture: {env.capture.backend} ({env.capture.backend_reason}); input: XTest")
-        app = _App(env.display, seed)
-        try:
-            brain = TargetBrain(brain_size, run_dir, targets)
-            runner = GymRunner(env, brain, max_steps=2 * targets + 5)
-            started = time.perf_counter()
-            episode = runner.run("click every red target")
-            elapsed = time.perf_counter() - started
-        finally:
-            events = app.drain()
-            app.close()
+    # The runner decides on loops (the env's own stop set past its widest window).
+    task = ClickTarget(targets=targets)
+    with DesktopEnv(task, viewport=SCREEN, observation_size=brain_size, settle_time=1.0,
+                    quiet_ms=30, hard_loop_window=32) as env:  # fmt: skip
+        capture = env.desktop.capture
+        print(f"capture: {capture.backend} ({capture.backend_reason}); input: XTest")
+        brain = TargetBrain(brain_size, run_dir, targets)
+        runner = Runner(env=env, brain=brain, max_steps=2 * targets + 5)
+        started = time.perf_counter()
+        episode = runner.run("click every red target", options={"app_seed": seed})
+        elapsed = time.perf_counter() - started
+    events = _events(episode)
     hits = [e for e in events if e["type"] == "hit"]
     misses = [e for e in events if e["type"] == "miss"]
     steps = [h for h in episode.history if "timings" in h]

@@ -45,7 +45,10 @@ def check_paint_timeout(value: object) -> float:
 
 
 def process_tree(pids: Iterable[int]) -> set[int]:
-    """``pids`` and all their descendants (from /proc)."""
+    """``pids`` and all their descendants (from /proc), at most ``MAX_TREE`` of them.
+
+    Not ``processes.descendant_pids``: that walk has no bound, and this one runs on every
+    poll while an app (a fork bomb, maybe) starts."""
     found: set[int] = set()
     todo = list(pids)
     while todo and len(found) < MAX_TREE:

@@ -128,7 +128,8 @@ class ClickTarget(Task):
 
     +1 for every target hit, ``-miss_penalty`` for every click beside it; the episode ends
     (terminated) after ``targets`` hits. The app places its targets from a seed drawn from the
-    env's RNG, so ``reset(seed=...)`` fixes the episode. ``info["target"]`` is the current
+    env's RNG, so ``reset(seed=...)`` fixes the episode. ``info["hits"]`` and
+    ``info["misses"]`` count the episode's clicks so far; ``info["target"]`` is the current
     target's centre and radius in screen pixels (what a scripted policy may cheat with; a model
     finds it in the image).
 
@@ -153,7 +154,7 @@ class ClickTarget(Task):
         self._verdicts: list[str] = []  # "hit"/"miss" not yet scored
         self._sync_id = 0
         self._unanswered = 0  # syncs in a row the app did not answer in time
-        self.hits = 0
+        self.hits = self.misses = 0
         self.target: tuple[int, int, int] | None = None
         self.restarts = 0  # app processes started after the first (it had died, or was asked)
 
@@ -168,7 +169,7 @@ class ClickTarget(Task):
 
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
         seed = int(options.get("app_seed", rng.integers(0, 2**31 - 1)))
-        self.hits, self.target = 0, None
+        self.hits, self.misses, self.target = 0, 0, None
         self._launched = False
         reuse = self._running() and not options.get("restart")
         if reuse and self._sync({"cmd": "reseed", "seed": seed}, APP_RESEED_TIMEOUT_S):
@@ -275,7 +276,8 @@ class ClickTarget(Task):
         misses = len(self._verdicts) - hits
         self._verdicts = []
         self.hits += hits
-        info["target"], info["hits"] = self.target, self.hits
+        self.misses += misses
+        info["target"], info["hits"], info["misses"] = self.target, self.hits, self.misses
         return hits - self.miss_penalty * misses, self.hits >= self.targets
 
     def end_episode(self) -> None:

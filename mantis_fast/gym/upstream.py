@@ -52,10 +52,12 @@ __all__ = [
     "GymObservation",
     "GymResult",
     "UpstreamBrain",
+    "UpstreamEnv",
     "X11GymEnv",
     "from_upstream",
     "image_size",
     "is_upstream_brain",
+    "screenshot_of",
     "upstream_coordinate",
 ]
 
@@ -139,6 +141,82 @@ class X11GymEnv(X11Desktop, GymEnvironment):
         if isinstance(action, Action) or not hasattr(action, "action_type"):
             return [action]
         return from_upstream(action, brain_size or self.screen_size)
+
+
+def _accepts(method: Any, name: str) -> bool:
+    """Whether ``method`` takes a keyword ``name`` (or any keyword)."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _needs_task(reset: Any) -> bool:
+    """Whether ``reset`` is upstream's ``reset(task, **kwargs)``: a ``task`` parameter, or a
+    positional one without a default."""
+    try:
+        parameters = list(inspect.signature(reset).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return any(
+        p.name == "task" or (p.kind in positional and p.default is inspect.Parameter.empty)
+        for p in parameters
+    )
+
+
+def screenshot_of(observation: Any) -> Any:
+    """An observation as the brain sees it: upstream's ``GymObservation`` (or one shaped like
+    it) gives its ``screenshot``; anything else is the observation itself."""
+    if isinstance(observation, GymObservation):
+        return observation.screenshot
+    if isinstance(observation, (np.ndarray, Image.Image)) or observation is None:
+        return observation
+    screenshot = getattr(observation, "screenshot", None)
+    return observation if screenshot is None else screenshot
+
+
+class UpstreamEnv:
+    """An env of upstream's contract (``reset()`` or ``reset(task)`` returning a ``GymResult`` or
+    a ``GymObservation``; ``step(action[, brain_size])`` returning a ``GymResult``) seen through
+    Gymnasium's: ``reset(*, seed, options) -> (observation, info)`` and ``step(action) ->
+    (observation, reward, terminated, truncated, info)``, as ``Runner`` drives every env.
+
+    ``options["task"]`` is the instruction a ``reset(task)`` gets; ``brain_size()`` the image the
+    brain's points refer to, passed to a ``step`` that takes ``brain_size`` (one that does not
+    maps the brain's points itself). Each method is called as it is declared.
+    """
+
+    def __init__(self, env: Any, brain_size: Callable[[], Any]) -> None:
+        self.env = env
+        self.brain_size = brain_size
+        self._reset_takes_task = _needs_task(env.reset)
+        self._step_takes_brain_size = _accepts(env.step, "brain_size")
+
+    @property
+    def screen_size(self) -> Any:
+        """The wrapped env's ``screen_size`` (it may talk to a server)."""
+        return self.env.screen_size
+
+    def reset(
+        self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """The wrapped env's ``reset`` (``seed`` is not upstream's: it is not passed)."""
+        reset = self.env.reset
+        started = reset((options or {}).get("task", "")) if self._reset_takes_task else reset()
+        info = getattr(started, "info", None)
+        return screenshot_of(getattr(started, "observation", started)), dict(info or {})
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """The wrapped env's ``step``: its ``done`` is ``terminated``, never ``truncated``."""
+        if self._step_takes_brain_size:
+            result = self.env.step(action, brain_size=self.brain_size())
+        else:  # upstream's step(action): the env maps the brain's points itself
+            result = self.env.step(action)
+        reward = getattr(result, "reward", 0.0)
+        observation = screenshot_of(result.observation)
+        return observation, reward, bool(result.done), False, dict(result.info or {})
 
 
 def upstream_coordinate(value: Any) -> Any:

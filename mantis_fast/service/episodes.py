@@ -1,12 +1,13 @@
-"""One ``/v1/cua`` episode on one desktop: a brain, ``GymRunner``'s loop, a run log.
+"""One ``/v1/cua`` episode on one desktop: a brain, the package's one loop, a run log.
 
-The loop is ``mantis_fast.gym.runner.GymRunner`` unchanged (soft-loop nudges, hard-loop end,
+The loop is ``mantis_fast.gym.runner.Runner`` unchanged (soft-loop nudges, hard-loop end,
 ``max_steps``), so a request's toggles mean exactly what they mean there: ``adaptive_click_tol``
 is the runner's switch of that name, ``loop_adaptive`` its ``adaptive_windows``; each is set on
 that request's own detector, never in ``os.environ``, so two episodes running at once cannot
 see each other's switches. The runner drives a ``DesktopEnv`` (a ``BrowserTask``, or a
-``MiniWoBTask`` when the page is one of the installed miniwob package's) through a small
-adapter (``_RunnerEnv``) that also enforces the request's deadline between blocking calls.
+``MiniWoBTask`` when the page is one of the installed miniwob package's) wrapped in
+``_EpisodeEnv``, a ``gymnasium.Wrapper`` that enforces the request's deadline between blocking
+calls, holds the observation ``settle_time`` and counts the episode's progress.
 
 Brains:
 
@@ -37,6 +38,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
+import gymnasium
 import numpy as np
 
 from mantis_fast.actions.model import SPATIAL_ACTIONS, Action, ActionType
@@ -56,9 +58,9 @@ from mantis_fast.errors import (
 from mantis_fast.geometry.coords import normalized_to_pixels
 from mantis_fast.gym.browser_task import BrowserTask
 from mantis_fast.gym.desktop import DEFAULT_VIEWPORT, DesktopEnv
-from mantis_fast.gym.runner import GymRunner
-from mantis_fast.gym.upstream import GymResult
+from mantis_fast.gym.runner import Runner
 from mantis_fast.pixels.encode import encode_png
+from mantis_fast.pixels.frames import frame_hash
 from mantis_fast.service.cua import CUARequest, RequestRejected
 
 __all__ = [
@@ -227,7 +229,7 @@ class _Episode:
         self.deadline = deadline
         self.cancel = cancel
         self.progress = progress
-        self.runner: GymRunner | None = None
+        self.runner: Runner | None = None
         self.history: list[dict[str, Any]] = []
         self._noted = 0
         self.pending_nudge = ""
@@ -262,39 +264,36 @@ class _Episode:
         self._noted = len(history)
 
 
-class _RunnerEnv:
-    """A ``DesktopEnv`` in ``GymRunner``'s contract (``reset() -> GymResult``,
-    ``step(action, brain_size) -> GymResult``, ``screen_size``), with the request's seed and
-    start page, its ``settle_time``, and its deadline checked before each blocking call."""
+class _EpisodeEnv(gymnasium.Wrapper):
+    """A ``DesktopEnv`` as one request's episode sees it: the request's deadline checked before
+    each blocking call, its progress counted and logged, and its ``settle_time`` held after
+    each step (the page-aware settle already ran; a page that animates after its input gets
+    longer, never past the deadline)."""
 
     def __init__(self, env: DesktopEnv, kind: DesktopKind, episode: _Episode) -> None:
-        self.env = env
+        super().__init__(env)
+        self.desktop_env = env
         self.kind = kind
         self.episode = episode
-        self.truncated_reason = ""
         self.restarted = False
         self.start_info: dict[str, Any] = {}
 
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        return self.env.viewport
-
-    def reset(self) -> GymResult:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         episode = self.episode
         episode.check()
-        request = episode.request
-        options = {} if self.kind.miniwob_task else {"start_url": request.start_url}
-        observation, info = self.env.reset(seed=request.seed, options=options)
+        observation, info = self.env.reset(seed=seed, options=options)
         self.start_info = info
         progress = episode.progress
-        progress.seed = info.get("seed", request.seed)
-        progress.final_url = str(info.get("url", request.start_url))
+        progress.seed = info.get("seed", seed)
+        progress.final_url = str(info.get("url", episode.request.start_url))
         if self.kind.miniwob_task:
             progress.reward = 0.0
         episode.runlog.append({"stage": "reset", **_jsonable(info)})
-        return GymResult(observation, 0.0, False, info)
+        return observation, info
 
-    def step(self, action: Any, brain_size: tuple[int, int] | None = None) -> GymResult:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         episode = self.episode
         episode.check()
         started = time.monotonic()
@@ -306,15 +305,14 @@ class _RunnerEnv:
         if info.get("url"):
             episode.progress.final_url = str(info["url"])
         if truncated:
-            self.truncated_reason = str(info.get("truncated_reason", "truncated"))
             self.restarted = "app_restarted" in info or "desktop_restarted" in info
         wait = episode.request.settle_time - (time.monotonic() - started)
         if wait > 0 and not (terminated or truncated):
-            # The page-aware settle already ran; settle_time holds the observation longer
-            # (a page that animates after its input), never past the deadline.
             time.sleep(min(wait, max(episode.remaining, 0.0)))
-            observation = self.env.desktop.observe()
-        return GymResult(observation, float(reward), bool(terminated or truncated), info)
+            observation = self.desktop_env.desktop.observe()
+            assert isinstance(observation, np.ndarray)  # the env's desktop observes numpy
+            info["frame_hash"] = frame_hash(observation)  # the frame the runner records
+        return observation, float(reward), terminated, truncated, info
 
     def close(self) -> None:
         """The pool owns the desktop: an episode never closes it."""
@@ -452,10 +450,10 @@ def run_episode(
         raise InvalidInputError("brain 'vlm' needs a model endpoint; the server has none")
     else:
         chosen = _VLMBrain(episode, env, model)
-    adapter = _RunnerEnv(env, kind, episode)
-    runner = GymRunner(
-        adapter,
-        chosen,
+    wrapped = _EpisodeEnv(env, kind, episode)
+    runner = Runner(
+        env=wrapped,
+        brain=chosen,
         max_steps=request.max_steps,
         soft_loop_window=SOFT_LOOP_WINDOW,
         hard_loop_window=HARD_LOOP_WINDOW,
@@ -471,8 +469,9 @@ def run_episode(
         "set_by_request": sorted(request.toggles),
     }
     outcome: dict[str, Any] = {"error": None, "desktop_broken": False}
+    options = {} if kind.miniwob_task else {"start_url": request.start_url}
     try:
-        result = runner.run(request.instruction)
+        result = runner.run(request.instruction, seed=request.seed, options=options)
     except EpisodeTimeout:
         episode.note(episode.history)
         raise
@@ -488,9 +487,9 @@ def run_episode(
     else:
         episode.note(result.history)
         reason = result.termination_reason
-        if adapter.truncated_reason:  # the env ended it: an app restart, or its own loop stop
-            reason = "error" if adapter.restarted else "loop"
-            outcome["error"] = adapter.truncated_reason if adapter.restarted else None
+        if reason == "truncated":  # the env ended it: an app restart, or its own loop stop
+            reason = "error" if wrapped.restarted else "loop"
+            outcome["error"] = result.truncated_reason if wrapped.restarted else None
         if reason == "loop":
             outcome["loop_kinds"] = result.loop_kinds
         if kind.miniwob_task:
@@ -502,5 +501,5 @@ def run_episode(
         progress.final_url = env.task.url or progress.final_url
     outcome.update(progress.snapshot())
     if kind.miniwob_task:
-        outcome["utterance"] = adapter.start_info.get("utterance", "")
+        outcome["utterance"] = wrapped.start_info.get("utterance", "")
     return outcome

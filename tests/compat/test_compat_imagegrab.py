@@ -34,6 +34,7 @@ from PIL import Image, ImageGrab
 
 from mantis_fast.compat import imagegrab
 from mantis_fast.errors import MantisError
+from mantis_fast.x11.sysv_segments import segment_table
 from mantis_fast.x11.xvfb import Xvfb
 from tests.support.source_tree import ROOT
 from tests.support.xpaint import draw_text, paint_root, test_pattern
@@ -453,10 +454,9 @@ def test_grabclipboard_with_xclip_matches_pillow(
 
 # -- resource bounds ------------------------------------------------------------------------
 def own_segments() -> set[int]:
-    """SysV segments this process created (``/proc/sysvipc/shm``: shmid, cpid columns)."""
-    rows = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
-    mine = str(os.getpid())
-    return {int(f[1]) for f in (row.split() for row in rows) if len(f) > 4 and f[4] == mine}
+    """SysV segments this process created (the kernel's table: their creator pid)."""
+    mine = os.getpid()
+    return {entry.shmid for entry in segment_table() if entry.creator_pid == mine}
 
 
 def open_sockets() -> int:

@@ -2,6 +2,9 @@
 
 * The pure layers (pixels, geometry, loops, actions) import nothing that talks to an X server:
   neither ``mantis_fast.x11`` nor python-xlib.
+* No folder imports a folder of a layer above its own (``LAYERS``: docs/architecture.md's
+  diagram), lazy imports in function bodies and imports by name (``importlib.import_module``,
+  ``moved_names``) included; two applications import each other only along ``SIDEWAYS``.
 * The folders import each other without a cycle, and no module reaches into another folder's
   private names (a leading underscore): what a layer shares, it makes public.
 * Every exception the package raises on purpose is a ``MantisError``: no ``raise`` of a bare
@@ -38,18 +41,24 @@ def _modules(*layers: str) -> list[Path]:
     return [p for p in paths if p.exists()]
 
 
+def _from_base(node: ast.ImportFrom, path: Path) -> str:
+    """The absolute module a ``from ... import`` statement of ``path`` imports from."""
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    base = node.module or ""
+    if node.level:
+        parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*parent, base] if base else parent)
+    return base
+
+
 def _imported(tree: ast.AST, path: Path) -> list[str]:
     """Absolute names of every module imported anywhere in the file (function bodies too)."""
-    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
     names = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*parent, base] if base else parent)
+            base = _from_base(node, path)
             names += [base] + [f"{base}.{alias.name}" for alias in node.names]
     return names
 
@@ -134,6 +143,258 @@ def test_no_module_imports_another_folders_private_names() -> None:
         if any(part.startswith("_") and not part.startswith("__") for part in name.split(".")[2:])
     ]
     assert not offending, "imports of another folder's private names:\n" + "\n".join(offending)
+
+
+# -- the layers ----------------------------------------------------------------------------
+# docs/architecture.md's layers, bottom to top (the dict's order): layer -> its folders (or
+# root modules). A module may import its own folder and any folder of a lower layer; between two
+# folders of one layer, only the edges of SIDEWAYS.
+LAYERS: dict[str, tuple[str, ...]] = {
+    # everywhere, at the very bottom: the error family, which every other module raises from
+    "errors": ("errors",),
+    # everywhere: the shared helpers (input checks, context managers, moved names, extras)
+    "helpers": ("_validate", "_closing", "_deprecated", "_extras"),
+    # pure, the bottom one: coordinates, Display and the display descriptors
+    "geometry": ("geometry",),
+    # pure: Action, ActionType and the Dispatcher, on geometry's coordinate maps
+    "actions": ("actions",),
+    # pure: pixel work over numpy arrays; the overlays read ActionType from actions
+    "pixels": ("pixels",),
+    # pure, the top one: loop detection, on pixels (frame_hash) and actions
+    "loops": ("loops",),
+    # impure: the only code that talks to an X server; it uses the pure layers (Display...)
+    "x11": ("x11",),
+    # impure: the host beyond X11 (its tools, Wayland's displays), falling back to x11
+    "platforms": ("platforms",),
+    # applications: use any layer below; each other only along SIDEWAYS
+    "applications": ("cli", "demo", "agent", "gym", "compat", "tools", "browser", "service"),
+}
+APPLICATIONS = LAYERS["applications"]
+# The imports allowed between two folders of one layer (all of them applications), each with
+# its reason. agent/ imports neither gym/ nor service/, and gym/ neither agent/ nor service/:
+# each optional layer loads with its own extra alone (tests/package/test_extras.py).
+SIDEWAYS: dict[str, frozenset[str]] = {
+    # the command line: one entry point to every application (demo, run, serve...)
+    "cli": frozenset(APPLICATIONS) - {"cli"},
+    # the demo is a Gym episode: DesktopEnv, Task and a stand-in brain
+    "demo": frozenset({"gym"}),
+    # BrowserTask drives a Chromium
+    "gym": frozenset({"browser"}),
+    # the service steps Gym desktops for agents and calls the agent's model turn
+    "service": frozenset({"agent", "gym"}),
+}
+# Imports by name, at call time, that break the downward-only rule on purpose:
+# (importing module, imported module) -> why.
+BY_NAME_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("mantis_fast.geometry.displays", "mantis_fast.platforms.displays"): (
+        "displays=None asks the host layer for the live displays, by name (LIVE_DISPLAYS), "
+        "when it is called: never on import"
+    ),
+}
+_RANK = {folder: rank for rank, folders in enumerate(LAYERS.values()) for folder in folders}
+_LAYER_OF = {folder: layer for layer, folders in LAYERS.items() for folder in folders}
+_IMPORTERS = {("importlib", "import_module"), (None, "import_module"), (None, "__import__")}
+
+
+def _layer_rule(source: str, target: str) -> str | None:
+    """None when folder ``source`` may import folder ``target``, else the rule it breaks."""
+    if source == target or _RANK[target] < _RANK[source]:
+        return None
+    if _RANK[target] > _RANK[source]:
+        return (
+            f"layer {_LAYER_OF[source]!r} ({source}) may import only the layers below it, "
+            f"and {_LAYER_OF[target]!r} ({target}) is above it"
+        )
+    if target in SIDEWAYS.get(source, ()):
+        return None
+    allowed = sorted(SIDEWAYS.get(source, ())) or "nothing"
+    return (
+        f"{source} and {target} are both in layer {_LAYER_OF[source]!r}, where {source} may "
+        f"import {allowed} (SIDEWAYS)"
+    )
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _constants(tree: ast.Module) -> dict[str, object]:
+    """The module-level names bound to a literal (a string, a tuple of strings...)."""
+    found: dict[str, object] = {}
+    for node in tree.body:
+        target, value = None, None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and value is not None:
+            try:
+                found[target.id] = ast.literal_eval(value)
+            except ValueError:
+                continue
+    return found
+
+
+def _literal(node: ast.expr, constants: dict[str, object]) -> object:
+    """The value of ``node`` when it is a literal, a module constant or an item of one."""
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    if isinstance(node, ast.Subscript):
+        container, index = _literal(node.value, constants), _literal(node.slice, constants)
+        if isinstance(container, (tuple, list)) and isinstance(index, int):
+            return container[index] if -len(container) <= index < len(container) else None
+        return None
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _called(node: ast.Call) -> tuple[str | None, str] | None:
+    """``(module, name)`` of a call to ``module.name(...)``, ``(None, name)`` of ``name(...)``."""
+    if isinstance(node.func, ast.Name):
+        return None, node.func.id
+    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        return node.func.value.id, node.func.attr
+    return None
+
+
+def _package_imports(path: Path, source: str | None = None) -> list[tuple[int, str, str]]:
+    """``(line, module, how)`` for every import of a ``mantis_fast`` module in ``path`` (or in
+    ``source``, read as if it were that file), anywhere in it (function bodies too): import
+    statements, ``importlib.import_module`` of a literal name (or of a module constant naming
+    one), and ``moved_names`` targets (imported on first use)."""
+    tree = ast.parse(path.read_text() if source is None else source, str(path))
+    constants = _constants(tree)
+    found: list[tuple[int, str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, "import") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _from_base(node, path)
+            if base == "mantis_fast":  # from mantis_fast import x11: the module is the name
+                found += [(node.lineno, f"{base}.{a.name}", "from-import") for a in node.names]
+            else:
+                found.append((node.lineno, base, "from-import"))
+        elif isinstance(node, ast.Call) and node.args:
+            called = _called(node)
+            if called in _IMPORTERS:
+                name = _literal(node.args[0], constants)
+                if isinstance(name, str):
+                    found.append((node.lineno, name, "import by name"))
+            elif called is not None and called[1] == "moved_names" and len(node.args) > 1:
+                moves = _literal(node.args[1], constants)
+                if isinstance(moves, dict):
+                    found += [
+                        (node.lineno, target[0], "moved_names")
+                        for target in moves.values()
+                        if isinstance(target, tuple) and target and isinstance(target[0], str)
+                    ]
+    return [(line, name, how) for line, name, how in found if _folder(name) is not None]
+
+
+def _layer_edges() -> list[tuple[str, int, str, str, str, str]]:
+    """(module, line, imported module, how, its folder, the imported folder) for every import
+    from one folder of the package into another (the root ``__init__`` left out, as above)."""
+    edges = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        if relative == Path("__init__.py"):
+            continue
+        source = relative.parts[0].removesuffix(".py")
+        for line, name, how in _package_imports(path):
+            target = _folder(name)
+            if target is not None and target != source:
+                edges.append((_module_name(path), line, name, how, source, target))
+    return edges
+
+
+def test_every_folder_has_its_place_in_the_layers() -> None:
+    folders = {
+        path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE) != Path("__init__.py")
+    }
+    assert sorted(folders) == sorted(_RANK), "each folder (or root module) in one layer"
+    for source, targets in SIDEWAYS.items():
+        assert all(_LAYER_OF[t] == _LAYER_OF[source] for t in targets), source
+
+
+def test_the_optional_layers_stand_apart() -> None:
+    """Whatever SIDEWAYS allows, directly or through another application: agent/ never loads
+    gym/ nor service/, gym/ never agent/ nor service/ (each needs only its own extra)."""
+
+    def reach(folder: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [folder]
+        while todo:
+            for nxt in SIDEWAYS.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    assert not reach("agent") & {"gym", "service"}
+    assert not reach("gym") & {"agent", "service"}
+    assert _cycle({k: set(v) for k, v in SIDEWAYS.items()}) is None
+
+
+def test_the_layer_rule_refuses_upward_and_unlisted_sideways_imports() -> None:
+    assert _layer_rule("actions", "geometry") is None
+    assert _layer_rule("gym", "x11") is None
+    assert _layer_rule("service", "gym") is None
+    assert "'actions' (actions) is above it" in str(_layer_rule("geometry", "actions"))
+    assert "'x11' (x11) is above it" in str(_layer_rule("loops", "x11"))
+    assert "'platforms' (platforms) is above it" in str(_layer_rule("x11", "platforms"))
+    assert "'applications' (gym) is above it" in str(_layer_rule("x11", "gym"))
+    assert _layer_rule("_validate", "errors") is None
+    assert "'helpers' (_validate) is above it" in str(_layer_rule("errors", "_validate"))
+    assert "agent may import nothing (SIDEWAYS)" in str(_layer_rule("agent", "gym"))
+    assert "gym may import ['browser'] (SIDEWAYS)" in str(_layer_rule("gym", "service"))
+
+
+def test_the_import_scan_sees_lazy_and_by_name_imports() -> None:
+    module = PACKAGE / "geometry" / "probe.py"  # not read: its place resolves the ".." import
+    source = (
+        "import importlib\n"
+        "from mantis_fast._deprecated import moved_names\n"
+        "TARGET = ('mantis_fast.x11.capture', 'Capture')\n"
+        "def f():\n"
+        "    from ..pixels import frames\n"
+        "    from mantis_fast import loops\n"
+        "    importlib.import_module('mantis_fast.gym')\n"
+        "    return importlib.import_module(TARGET[0])\n"
+        "__getattr__ = moved_names(__name__, {'Old': ('mantis_fast.agent.config', 'New')})\n"
+    )
+    assert sorted((name, how) for _, name, how in _package_imports(module, source)) == [
+        ("mantis_fast._deprecated", "from-import"),
+        ("mantis_fast.agent.config", "moved_names"),
+        ("mantis_fast.gym", "import by name"),
+        ("mantis_fast.loops", "from-import"),
+        ("mantis_fast.pixels", "from-import"),
+        ("mantis_fast.x11.capture", "import by name"),
+    ]
+
+
+def test_no_folder_imports_a_layer_above_it() -> None:
+    edges = _layer_edges()
+    assert {(source, target) for *_, source, target in edges} >= {
+        ("x11", "geometry"),
+        ("gym", "x11"),
+    }, "the scan is broken"
+    broken = []
+    used_exceptions = set()
+    for module, line, name, how, source, target in edges:
+        rule = _layer_rule(source, target)
+        if rule is None:
+            continue
+        if how == "import by name" and (module, name) in BY_NAME_EXCEPTIONS:
+            used_exceptions.add((module, name))
+            continue
+        broken.append(f"{module} (line {line}) imports {name} ({how}): {rule}")
+    assert not broken, "imports against the layers:\n" + "\n".join(broken)
+    assert used_exceptions == set(BY_NAME_EXCEPTIONS), "an exception no import needs any more"
 
 
 BUILTIN_EXCEPTIONS = {

@@ -32,7 +32,7 @@ from mantis_fast.x11.framebuffer import (
     parse_xwd_header,
 )
 from mantis_fast.x11.xvfb import Xvfb
-from tests.support.sysv import segments
+from tests.support.sysv import segment_modes, segments
 from tests.support.xpaint import paint_root, test_pattern
 from tests.x11.test_damage import Drawer
 
@@ -392,28 +392,18 @@ def test_killed_server_is_connection_lost_within_the_timeout(track_damage: bool)
         assert time.monotonic() - start < 2.0
         assert cap.closed
         assert live.shape == (200, 320, 4)  # still mapped: readable, if frozen
-        assert shmid in listed_segments()  # the view keeps it
+        assert shmid in segments()  # the view keeps it
         del live
         gc.collect()
     finally:
         server.stop()
     # SIGKILL left Xvfb no chance to remove its segment: mf.Xvfb marked it for removal at
     # start, so it went with its last attacher.
-    assert shmid not in listed_segments()
-
-
-def listed_segments() -> set[int]:
-    with open("/proc/sysvipc/shm") as table:
-        rows = [line.split() for line in table.read().splitlines()]
-    column = rows[0].index("shmid")
-    return {int(row[column]) for row in rows[1:] if len(row) > column}
+    assert shmid not in segments()
 
 
 def test_the_embedded_segment_is_marked_for_removal_and_still_attaches(screen: Xvfb) -> None:
-    with open("/proc/sysvipc/shm") as table:
-        rows = [line.split() for line in table.read().splitlines()]
-    perms = {int(row[1]): row[2] for row in rows[1:]}
-    assert perms[screen.framebuffer_shmid] == "1600"  # SHM_DEST | 0600
+    assert segment_modes()[screen.framebuffer_shmid] == "1600"  # SHM_DEST | 0600
     for _ in range(2):  # attached by id again and again until the server goes
         with Capture(screen.display) as cap:
             assert cap.backend == FB
