@@ -70,6 +70,8 @@ REPORT_OPERATIONS = (
     "env step (policy hits the red target)",
     "env reset",
     "DevTools evaluate round trip",
+    # bench_service.py: mantis-fast serve, one request on a warm desktop (no published peer).
+    "/v1/cua request, reused desktop (MiniWoB++ oracle, one step)",
     # bench_tools.py: one agent action through the tools against the originals' executors.
     "Claude tool: click + screenshot, 1080p -> FWXGA",
     "Claude tool: type 50 chars + screenshot",

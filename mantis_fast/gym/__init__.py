@@ -5,11 +5,12 @@
 the zero-copy capture, the brain's actions dispatched through in-process XTest or xdotool), with
 ``Task``s that start the app and score the steps (``ClickTarget``: the demo app's red
 targets). ``make_vec(n)`` runs ``n`` of them in worker processes, a
-``gymnasium.vector.AsyncVectorEnv``. ``GymRunner``
-drives a brain through an episode with loop detection and per-step timings. Upstream Mantis's
-shapes live in ``mantis_fast.gym.upstream``: its env contract (``GymEnvironment``, ``GymResult``,
-``X11GymEnv`` on an ``X11Desktop``) and its brains (``think(frames, task, action_history,
-screen_size)``), which ``GymRunner`` wraps in ``UpstreamBrain``.
+``gymnasium.vector.AsyncVectorEnv``. ``Runner`` drives a brain through an episode with loop
+detection and per-step timings (``GymRunner``: the same loop, called as upstream Mantis's runner
+is). Upstream Mantis's shapes live in ``mantis_fast.gym.upstream``: its env contract
+(``GymEnvironment``, ``GymResult``, ``X11GymEnv`` on an ``X11Desktop``) and its brains
+(``think(frames, task, action_history, screen_size)``), which ``GymRunner`` wraps in
+``UpstreamBrain``.
 """
 
 from mantis_fast._deprecated import moved_names
@@ -22,7 +23,7 @@ from mantis_fast.gym.actions import SPATIAL_ACTIONS, Action, ActionType
 from mantis_fast.gym.app_window import AppWindow
 from mantis_fast.gym.desktop import ACTION_TYPES, KEYS, DesktopEnv
 from mantis_fast.gym.registration import DESKTOP_ID
-from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner, click_tolerance
+from mantis_fast.gym.runner import Brain, EpisodeResult, GymRunner, Runner, click_tolerance
 from mantis_fast.gym.tasks import ClickTarget, RewardFunction, Task
 from mantis_fast.gym.upstream import (
     GymEnvironment,
@@ -54,6 +55,7 @@ __all__ = [
     "GymResult",
     "GymRunner",
     "RewardFunction",
+    "Runner",
     "Task",
     "UpstreamBrain",
     "X11Desktop",
