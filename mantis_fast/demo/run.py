@@ -30,7 +30,7 @@ STAGES = ("capture", "resize", "find", "annotate", "encode", "dispatch", "settle
 
 def _events(episode: EpisodeResult) -> list[dict[str, Any]]:
     """Each click's verdict, from the task's counts in the steps' infos: the screen pixel the
-    click landed on and the target it was aimed at."""
+    click landed on and the target on screen after it (after a hit, the next one)."""
     events, hits, misses = [], 0, 0
     for record in episode.history:
         info = record.get("info", {})

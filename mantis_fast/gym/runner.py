@@ -346,8 +346,7 @@ class Runner:
             think_s = time.perf_counter() - started
             resize_s = float(getattr(self.brain, "last_resize_s", 0.0) or 0.0)
             actions = list(decided) if isinstance(decided, (list, tuple)) else [decided]
-            info, done, truncated, observation = self._act(actions, observation)
-            seconds = {**self._env_timings(), **info}
+            info, done, truncated, observation, seconds = self._act(actions, observation)
             record: dict[str, Any] = {
                 "step": step,
                 "action": actions[0] if len(actions) == 1 else actions,
@@ -404,13 +403,16 @@ class Runner:
         timings = getattr(getattr(self._driven, "unwrapped", None), "timings", None)
         return timings if isinstance(timings, dict) else {}
 
-    def _act(self, actions: list[Any], observation: Any) -> tuple[dict[str, Any], bool, bool, Any]:
+    def _act(
+        self, actions: list[Any], observation: Any
+    ) -> tuple[dict[str, Any], bool, bool, Any, dict[str, float]]:
         """Perform ``actions`` in order (stopping at an error or the end of the episode); the
         step's info (the last one's, the seconds summed), whether it terminated, whether it
-        was truncated, the observation."""
+        was truncated, the observation, and the step's seconds (summed over its actions, from
+        their infos or the env's ``timings``)."""
         if not actions:  # an upstream action with no equivalent here: nothing to dispatch
             reason = getattr(self.brain, "last_error", None) or "the brain returned no action"
-            return {"error": reason}, False, False, observation
+            return {"error": reason}, False, False, observation, {}
         if len(actions) > 1:  # all checked before any is dispatched (env.step checks one)
             for index, action in enumerate(actions, 1):
                 if isinstance(action, Action):
@@ -418,12 +420,14 @@ class Runner:
                         action.validated()
                     except InvalidInputError as exc:
                         error = f"action {index} of {len(actions)}: {type(exc).__name__}: {exc}"
-                        return {"error": error}, False, False, observation
+                        return {"error": error}, False, False, observation, {}
         infos: list[dict[str, Any]] = []
+        timed: list[dict[str, Any]] = []  # each action's seconds: its info, else the env's
         done = truncated = False
         for action in actions:
             observation, _, done, truncated, step_info = self._driven.step(action)
             infos.append(dict(step_info or {}))
+            timed.append({**self._env_timings(), **infos[-1]})
             if done or truncated or "error" in infos[-1]:
                 break
         info = dict(infos[-1])
@@ -432,7 +436,8 @@ class Runner:
                 info[key] = sum(i.get(key, 0.0) for i in infos)
         if len(infos) > 1:
             info["steps"] = infos
-        return info, bool(done), bool(truncated), observation
+        seconds = {key: sum(t.get(key, 0.0) for t in timed) for key in _STEP_SECONDS}
+        return info, bool(done), bool(truncated), observation, seconds
 
 
 class GymRunner(Runner):
