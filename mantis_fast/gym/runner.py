@@ -487,16 +487,7 @@ class GymRunner(Runner):
             "frames_per_inference": frames_per_inference,
         }
         env, brain, options = _arguments(first, second, more, env, brain, keywords)
-        _check_pair(env, brain)
-        max_steps = options.get("max_steps", 50)
-        if isinstance(max_steps, bool) or not (isinstance(max_steps, int) and max_steps >= 1):
-            raise InvalidInputError(f"max_steps must be an integer >= 1, got {max_steps!r}")
-        soft = options.get("soft_loop_window", 3)
-        hard = options.get("hard_loop_window", 8)
-        _check_window_pair(soft, hard)
-        _check_adaptive(adaptive_click_tol)
-        if click_tol_px is not None:
-            check_click_tol(click_tol_px)
+        _check_pair(env, brain)  # in upstream's words; Runner checks the rest
         self.upstream: UpstreamBrain | None = None
         if is_upstream_brain(brain):
             if not isinstance(brain, UpstreamBrain):
@@ -508,9 +499,9 @@ class GymRunner(Runner):
         super().__init__(
             env=UpstreamEnv(env, lambda: getattr(thinker, "last_image_size", None)),
             brain=brain,
-            max_steps=max_steps,
-            soft_loop_window=soft,
-            hard_loop_window=hard,
+            max_steps=options.get("max_steps", 50),
+            soft_loop_window=options.get("soft_loop_window", 3),
+            hard_loop_window=options.get("hard_loop_window", 8),
             click_tol_px=click_tol_px,
             adaptive_click_tol=adaptive_click_tol,
             adaptive_windows=adaptive_windows,
