@@ -1,5 +1,7 @@
 """Many desktops per machine: ``make_vec(n)`` is a ``gymnasium.vector.AsyncVectorEnv`` of ``n``
 ``DesktopEnv``\\ s, each in its own worker process with its own Xvfb, app, capture and input.
+It is a context manager (Gymnasium's own ``VectorEnv`` is not): leaving the ``with`` block
+closes it.
 
 ::
 
@@ -340,6 +342,16 @@ class DesktopVectorEnv(AsyncVectorEnv):
             )
 
     # -- closing ---------------------------------------------------------------------------
+    # Gymnasium's ``Env`` is a context manager, its ``VectorEnv`` is not (Gymnasium 1.x):
+    # ``with make_vec(...) as envs:`` would raise TypeError without these two.
+    def __enter__(self) -> DesktopVectorEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the vector env (its workers, desktops and segments); an exception raised in
+        the block goes on."""
+        self.close()
+
     def close_extras(self, timeout: float | None = None, terminate: bool = False) -> None:
         """Ask every worker to close its env (bounded by ``timeout``); terminate, then kill,
         the workers that do not; then stop any desktop process a worker left behind.

@@ -248,9 +248,16 @@ def decode_body(data: bytes) -> Any:
 
 def check_token(sent: str | None, token: str) -> None:
     """``RequestRejected`` (401) unless ``X-Mantis-Token`` equals the server's token, compared
-    in constant time (``hmac.compare_digest``) so its length and prefix do not leak."""
+    in constant time (``hmac.compare_digest``) so its length and prefix do not leak.
+
+    The message says which: ``missing X-Mantis-Token header`` when none was sent, ``missing
+    X-Mantis-Token: the header is empty`` for a blank one (a client without a token, e.g.
+    ``mantis-fast ablate`` with no ``--token`` and no ``$MANTIS_TOKEN``; the server's token is
+    never blank), ``wrong X-Mantis-Token`` for any other token that is not the server's."""
     if sent is None:
         raise RequestRejected(401, "missing X-Mantis-Token header")
+    if not sent.strip():
+        raise RequestRejected(401, "missing X-Mantis-Token: the header is empty")
     # aiohttp decodes non-UTF-8 header bytes to lone surrogates: encode them back
     if not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"), token.encode("utf-8")):
         raise RequestRejected(401, "wrong X-Mantis-Token")

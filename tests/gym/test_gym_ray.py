@@ -264,6 +264,24 @@ def test_autoreset_keeps_the_final_observation(cluster: LocalCluster) -> None:
         assert infos[0]["target"] != first_target  # the next episode's
 
 
+def test_the_pool_is_a_context_manager_that_closes_its_desktops(cluster: LocalCluster) -> None:
+    """``with DesktopPool(...) as pool:``: the block steps, and leaving it stops the desktop
+    (Xvfb, app) and its actor; the closed pool says so."""
+    with DesktopPool(
+        1, ClickTarget(targets=3), viewport=VIEWPORT, observation_size=OBSERVATION
+    ) as pool:
+        assert isinstance(pool, DesktopPool)
+        _, infos = pool.reset(seed=6)
+        _, rewards, *_ = pool.step(clicks(infos))
+        assert rewards.tolist() == [1.0]
+        (where,) = pool.where()
+    assert pool.closed
+    assert where["desktop_pids"], where
+    assert not wait_dead([where["pid"], *where["desktop_pids"]]), where
+    with pytest.raises(DisplayError, match="this DesktopPool is closed"):
+        pool.step(clicks(infos))
+
+
 def test_a_desktop_actor_from_a_plain_ray_script(cluster: LocalCluster) -> None:
     from mantis_fast.gym.ray_pool import DesktopActor
 

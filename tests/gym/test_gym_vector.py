@@ -396,6 +396,32 @@ class SegmentLeftBehind(gymnasium.Env):
         return np.zeros(1, np.float32), 0.0, False, False, {}
 
 
+def test_the_vector_env_is_a_context_manager_that_closes_its_workers() -> None:
+    """``with make_vec(...) as envs:`` as docs/gym.md writes it (Gymnasium's ``VectorEnv`` is
+    no context manager): the block steps, and leaving it closes every worker and desktop."""
+    with make_vec(
+        2, ClickTarget(targets=3), viewport=VIEWPORT, observation_size=OBSERVATION, timeout=60
+    ) as small:
+        assert isinstance(small, DesktopVectorEnv)
+        observations, _ = small.reset(seed=0)
+        _, rewards, *_ = small.step(click_red_targets(observations, small.action_space))
+        assert rewards.tolist() == [1.0, 1.0]
+        processes = remember(small)
+        workers = {process.pid: start_ticks(process.pid) for process in small.processes}
+    assert small.closed
+    assert all(env for env in processes)  # each worker had its Xvfb and app
+    assert not any(p.alive() for env in processes for p in env)
+    assert not any(process.is_alive() for process in small.processes)
+    assert not any(start_ticks(pid) == started for pid, started in workers.items())
+    # An exception raised in the block goes on, and the vector env is closed all the same.
+    failing = make_vec(1, ClickTarget(), viewport=VIEWPORT, timeout=60)
+    with pytest.raises(KeyError, match="in the block"), failing as entered:
+        assert entered is failing
+        raise KeyError("in the block")
+    assert failing.closed
+    assert not any(process.is_alive() for process in failing.processes)
+
+
 def test_close_frees_the_segments_a_stopped_worker_left_behind() -> None:
     before = set(segments())  # a segment an older process left (its pid now reused) is not ours
     envs = DesktopVectorEnv([SegmentLeftBehind] * 2, timeout=30.0)

@@ -146,8 +146,12 @@ def served(tmp_path_factory: pytest.TempPathFactory):
             process.stdout.close()
 
 
-def _ablate(endpoint: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MANTIS_TOKEN": TOKEN}
+def _ablate(
+    endpoint: str, *args: str, token: str | None = TOKEN
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "MANTIS_TOKEN"}
+    if token is not None:
+        env["MANTIS_TOKEN"] = token
     command = [sys.executable, "-m", "mantis_fast.cli", "ablate", "--endpoint", endpoint]
     return subprocess.run([*command, *args], capture_output=True, text=True, env=env, timeout=240)
 
@@ -199,6 +203,18 @@ def test_ablation_of_an_unknown_toggle_stops_at_the_warm_up(served) -> None:
     assert done.returncode == 2
     assert "warm-up request failed" in done.stderr and "adaptive_clik_tol" in done.stderr
     assert "pair 1" not in done.stdout
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian package 'chromium' missing")
+def test_ablation_without_a_token_stops_at_the_warm_up_saying_it_is_missing(served) -> None:
+    endpoint, _ = served
+    args = ("--toggle", "loop_adaptive", "--instruction", "x", "--start-url", PAGE)
+    done = _ablate(endpoint, *args, token=None)  # no --token, no $MANTIS_TOKEN
+    assert done.returncode == 2
+    assert "HTTP 401: missing X-Mantis-Token: the header is empty" in done.stderr, done.stderr
+    assert "pair 1" not in done.stdout
+    wrong = _ablate(endpoint, *args, "--token", "not-the-token", token=None)
+    assert wrong.returncode == 2 and "HTTP 401: wrong X-Mantis-Token" in wrong.stderr
 
 
 def test_ablation_against_nothing_listening_stops_at_the_warm_up() -> None:

@@ -256,7 +256,12 @@ def test_bad_bodies_are_refused_naming_what_was_received(
 
 def test_token_size_and_content_type_are_checked(service: Service) -> None:
     body = upstream_body()
-    assert service.cua(body, token=None).status_code == 401
+    missing = service.cua(body, token=None)
+    assert missing.status_code == 401
+    assert missing.json()["error"] == "missing X-Mantis-Token header"
+    empty = service.cua(body, token="")  # a client with no token sends the header blank
+    assert empty.status_code == 401
+    assert empty.json()["error"] == "missing X-Mantis-Token: the header is empty"
     wrong = service.cua(body, token="s3cret-tokem")
     assert wrong.status_code == 401 and "wrong X-Mantis-Token" in wrong.json()["error"]
     big = service.cua(upstream_body(instruction="x" * 100_000))
