@@ -203,8 +203,10 @@ class Panel:
             sent = request.headers.get("Authorization", "")
             sent = sent[7:] if sent.startswith("Bearer ") else request.query.get("token", "")
             # aiohttp decodes non-UTF-8 header bytes to lone surrogates: encode them back
+            if not sent.strip():
+                return _error(401, "missing token: send Authorization: Bearer <token>")
             if not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"), token.encode()):
-                return _error(401, "missing or wrong token")
+                return _error(401, "wrong token")
         if origin is not None and not cors and urlsplit(origin).netloc != request.host:
             return _error(
                 403, f"cross-origin request from {origin!r} refused (not in CORS_ORIGINS)"

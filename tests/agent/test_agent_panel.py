@@ -109,10 +109,12 @@ def test_annotated_out_of_turn_is_409() -> None:
 
 def test_token_is_required_when_set() -> None:
     async def scenario(client: httpx.AsyncClient, engine: Engine) -> None:
-        assert (await client.get("/state")).status_code == 401
-        assert (
-            await client.get("/state", headers={"Authorization": "Bearer no"})
-        ).status_code == 401
+        missing = await client.get("/state")
+        assert missing.status_code == 401 and "missing token" in missing.json()["error"]
+        wrong = await client.get("/state", headers={"Authorization": "Bearer no"})
+        assert wrong.status_code == 401 and wrong.json()["error"] == "wrong token"
+        empty = await client.get("/state?token=")
+        assert empty.status_code == 401 and "missing token" in empty.json()["error"]
         good = {"Authorization": "Bearer t0ken"}
         assert (await client.get("/state", headers=good)).status_code == 200
         assert (await client.get("/?token=t0ken")).status_code == 200
