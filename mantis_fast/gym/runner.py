@@ -206,10 +206,6 @@ def _check_window_pair(soft: Any, hard: Any) -> None:
         )
 
 
-def _is_env_of_gymnasium(env: Any) -> bool:
-    return callable(getattr(env, "reset", None)) and callable(getattr(env, "step", None))
-
-
 class Runner:
     """Runs ``brain`` in ``env`` until done, a hard loop, the env's truncation or
     ``max_steps``: the one loop of the package.
@@ -263,7 +259,7 @@ class Runner:
         adaptive_windows: bool | None = None,
         screen_size: tuple[int, int] | None = None,
     ) -> None:
-        if not _is_env_of_gymnasium(env):
+        if not _is_env(env):
             raise InvalidInputError(
                 f"env must have reset and step methods; got {type(env).__name__}"
             )
