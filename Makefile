@@ -34,11 +34,15 @@ system-deps:
 # python-xlib's files, so it is installed without dependencies (it runs fine on python-xlib).
 PYAUTOGUI := pyautogui==0.9.54 pymsgbox pytweening pyscreeze pygetwindow mouseinfo pyperclip
 
+# OSWorld's client (desktop-env's PythonController) for tests/osworld: its package alone, as
+# its dependency list pins half an ML stack (torch, numpy<2...) that its client never imports.
+DESKTOP_ENV := desktop-env==1.0.2
+
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q 'setuptools>=77' 'Cython>=3.0' && $(PY) -m pip install -q -e '.[test,bench,lint,ray,release,docs]'
-	$(PY) -m pip install -q --no-deps $(PYAUTOGUI)
+	$(PY) -m pip install -q --no-deps $(PYAUTOGUI) $(DESKTOP_ENV)
 	touch $(STAMP)
 
 # Rebuilds the compiled kernels whenever a .pyx/.pxi/.pxd/.h changed (cythonize skips unchanged ones).
@@ -115,7 +119,7 @@ wheel-test: system-deps wheel suites
 	$(PYTHON) -m venv $(WHEEL_TEST)/venv
 	$(WHEEL_TEST)/venv/bin/python -m pip install -q --upgrade pip
 	$(WHEEL_TEST)/venv/bin/python -m pip install -q "$$(ls $(WHEELHOUSE)/*.whl)[test,bench,ray]"
-	$(WHEEL_TEST)/venv/bin/python -m pip install -q --no-deps $(PYAUTOGUI)
+	$(WHEEL_TEST)/venv/bin/python -m pip install -q --no-deps $(PYAUTOGUI) $(DESKTOP_ENV)
 	tar xzf $(DIST)/*.tar.gz -C $(WHEEL_TEST)
 	rm -r $(WHEEL_TEST)/mantis_fast-*/mantis_fast
 	cd $(WHEEL_TEST)/mantis_fast-*/ && MANTIS_TEST_INSTALLED=1 MANTIS_SUITES_DIR=$(CURDIR)/.suites \

@@ -79,6 +79,8 @@ REPORT_OPERATIONS = (
     "Claude tool: screenshot, 1080p -> FWXGA",
     "Claude tool: screenshot, 1920x1200 -> WXGA",
     "OpenAI computer: click + screenshot, 1080p",
+    # bench_osworld.py: one OSWorld step through its own client, against its server's path.
+    "OSWorld step: click + screenshot, 1080p (PythonController)",
 )
 # Other memory an agent loop touches between two grabs (the resized image, overlays, PNG
 # buffers, the model's work): more than the last-level cache of these machines.

@@ -15,11 +15,13 @@ import sys
 from mantis_fast.errors import MissingExtraError
 
 #: extra -> the top-level modules it installs that its layer imports (pyproject.toml's lists).
+_AGENT = ("aiohttp", "httpx", *(("tomli",) if sys.version_info < (3, 11) else ()))
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "agent": ("aiohttp", "httpx", *(("tomli",) if sys.version_info < (3, 11) else ())),
+    "agent": _AGENT,
     "gym": ("gymnasium",),
     "ray": ("gymnasium", "ray"),
     "miniwob": ("gymnasium", "miniwob"),
+    "osworld": _AGENT,  # the agent's HTTP stack
 }
 
 

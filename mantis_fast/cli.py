@@ -1,4 +1,5 @@
-"""Command line: ``mantis-fast demo | grab | info | displays | run | serve | ablate``."""
+"""Command line: ``mantis-fast demo | grab | info | displays | run | serve | osworld-server |
+ablate``."""
 
 from __future__ import annotations
 
@@ -228,6 +229,76 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(func=serve)
 
 
+def osworld_server(args: argparse.Namespace) -> int:
+    """``mantis-fast osworld-server``: OSWorld's desktop server (mantis_fast.osworld)."""
+    import logging
+
+    from mantis_fast.errors import ConfigError, InvalidInputError
+    from mantis_fast.osworld import OSWorldConfig, serve_osworld
+
+    token = args.token if args.token is not None else os.environ.get("MANTIS_TOKEN") or None
+    try:
+        size = _size(args.size)
+        config = OSWorldConfig(
+            host=args.host,
+            port=args.port,
+            display=args.display,
+            size=size,
+            token=token,
+            max_call_seconds=args.max_call_seconds,
+            max_body_bytes=args.max_body_bytes,
+            max_file_bytes=args.max_file_bytes,
+            pause=args.pause,
+        )
+    except (ConfigError, InvalidInputError) as exc:
+        print(f"mantis-fast osworld-server: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    def ready(url: str, display: str) -> None:
+        print(f"serving OSWorld's desktop server at {url} on display {display}", flush=True)
+
+    serve_osworld(config, on_ready=ready)
+    print("stopped", flush=True)
+    return 0
+
+
+def _size(text: str) -> tuple[int, int]:
+    from mantis_fast.errors import InvalidInputError
+
+    width, sep, height = text.lower().partition("x")
+    if not sep or not width.isdigit() or not height.isdigit():
+        raise InvalidInputError(f"--size: expected WIDTHxHEIGHT (e.g. 1920x1080), got {text!r}")
+    return int(width), int(height)
+
+
+def _add_osworld_server(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "osworld-server",
+        help="OSWorld's desktop server (desktop_env/server/main.py's routes) on mantis_fast: "
+        "its PythonController drives it unchanged (needs mantis_fast[osworld]; docs/osworld.md)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=5000, help="port (default: 5000, as OSWorld's)")
+    p.add_argument(
+        "--display", default=None, help="X display (default: $DISPLAY, else a private Xvfb)"
+    )
+    p.add_argument("--size", default="1920x1080", help="the private Xvfb's screen (1920x1080)")
+    p.add_argument(
+        "--token",
+        default=None,
+        help="required token (X-Mantis-Token, Bearer, or Basic password; default: "
+        "$MANTIS_TOKEN); needed to bind anything but loopback",
+    )
+    p.add_argument(
+        "--max-call-seconds", type=float, default=120.0, help="bound of every call (120)"
+    )
+    p.add_argument("--max-body-bytes", type=int, default=64 << 20, help="request body cap")
+    p.add_argument("--max-file-bytes", type=int, default=256 << 20, help="/file's size cap")
+    p.add_argument("--pause", type=float, default=0.0, help="pyautogui.PAUSE (default: 0)")
+    p.set_defaults(func=osworld_server)
+
+
 def ablate(args: argparse.Namespace) -> int:
     """``mantis-fast ablate``: paired OFF/ON requests of one toggle against a /v1/cua service;
     exit 1 when the ON side regressed, 2 when the service could not be used."""
@@ -356,6 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--boot", action="store_true", help="start from BOOT_VLM_OUTPUT")
     p.set_defaults(func=run)
     _add_serve(commands)
+    _add_osworld_server(commands)
     _add_ablate(commands)
     args = parser.parse_args(argv)
     try:

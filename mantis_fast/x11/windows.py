@@ -10,6 +10,7 @@ window manager's frame, its children's too.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from Xlib import X
@@ -62,6 +63,65 @@ class Windows(XClient):
                 return found
         except GONE as exc:
             raise self._lost(exc) from None
+
+    def size_of_class(self, class_name: str) -> tuple[int, int] | None:
+        """``(width, height)`` of the first client window whose ``WM_CLASS`` (instance or
+        class) is ``class_name`` (case-insensitive), else None.
+
+        The clients are the window manager's ``_NET_CLIENT_LIST`` when one runs; without one,
+        the root's children and their children (an app's own window, or the frame a WM
+        without that list put around it).
+        """
+        self._check_open()
+        wanted = class_name.lower()
+        try:
+            with self._bounded():
+                for window in self._clients():
+                    try:
+                        names = window.get_wm_class()
+                        if names and wanted in (name.lower() for name in names):
+                            geometry = window.get_geometry()
+                            return geometry.width, geometry.height
+                    except XError:  # gone between the list and the question
+                        continue
+                return None
+        except GONE as exc:
+            raise self._lost(exc) from None
+
+    def titles(self) -> list[str]:
+        """The titles (``_NET_WM_NAME``, else ``WM_NAME``) of the client windows."""
+        self._check_open()
+        utf8 = self._x.intern_atom("UTF8_STRING")
+        net_name = self._x.intern_atom("_NET_WM_NAME")
+        found = []
+        try:
+            with self._bounded():
+                for window in self._clients():
+                    try:
+                        prop = window.get_full_property(net_name, utf8)
+                        title = prop.value if prop is not None else window.get_wm_name()
+                    except XError:
+                        continue
+                    if isinstance(title, bytes):
+                        title = title.decode("utf-8", "replace")
+                    if title:
+                        found.append(title)
+                return found
+        except GONE as exc:
+            raise self._lost(exc) from None
+
+    def _clients(self) -> list:
+        listed = self._root.get_full_property(
+            self._x.intern_atom("_NET_CLIENT_LIST"), X.AnyPropertyType
+        )
+        if listed is not None:
+            return [self._x.create_resource_object("window", wid) for wid in listed.value]
+        clients = []
+        for window in self._root.query_tree().children:
+            clients.append(window)
+            with contextlib.suppress(XError):
+                clients.extend(window.query_tree().children)
+        return clients
 
     def _viewable(self, window) -> TopLevel | None:
         # A window can vanish between the tree and the next question: that is "not there".

@@ -167,7 +167,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # impure: the host beyond X11 (its tools, Wayland's displays), falling back to x11
     "platforms": ("platforms",),
     # applications: use any layer below; each other only along SIDEWAYS
-    "applications": ("cli", "demo", "agent", "gym", "compat", "tools", "browser", "service"),
+    "applications": (
+        *("cli", "demo", "agent", "gym", "compat", "tools", "browser", "service", "osworld"),
+    ),
 }
 APPLICATIONS = LAYERS["applications"]
 # The imports allowed between two folders of one layer (all of them applications), each with
@@ -182,6 +184,8 @@ SIDEWAYS: dict[str, frozenset[str]] = {
     "gym": frozenset({"browser"}),
     # the service steps Gym desktops for agents and calls the agent's model turn
     "service": frozenset({"agent", "gym"}),
+    # OSWorld's server: the panel's connection guard; its worker runs the pyautogui drop-in
+    "osworld": frozenset({"agent", "compat"}),
 }
 # Imports by name, at call time, that break the downward-only rule on purpose:
 # (importing module, imported module) -> why.

@@ -53,6 +53,7 @@ def test_the_core_path_runs_with_every_optional_package_absent() -> None:
         ("mantis_fast.demo", "gym", ("gymnasium",)),
         ("mantis_fast.agent", "agent", ("aiohttp",)),
         ("mantis_fast.agent", "agent", ("httpx",)),
+        ("mantis_fast.osworld", "osworld", ("aiohttp",)),
     ],
 )
 def test_an_optional_layer_names_its_missing_extra(
@@ -115,7 +116,9 @@ def test_a_broken_install_is_not_reported_as_a_missing_extra(tmp_path: Path) -> 
     assert result.stdout.split() == ["ModuleNotFoundError", "_a_native_part_that_is_missing"]
 
 
-@pytest.mark.parametrize(("command", "extra"), [("demo", "gym"), ("run", "agent")])
+@pytest.mark.parametrize(
+    ("command", "extra"), [("demo", "gym"), ("run", "agent"), ("osworld-server", "osworld")]
+)
 def test_a_cli_command_names_the_extra_it_needs(command: str, extra: str) -> None:
     code = f"""
         from mantis_fast.cli import main

@@ -22,6 +22,7 @@ OPTIONAL_LAYERS = {
     "mantis_fast.agent": "agent",
     "mantis_fast.gym": "gym",
     "mantis_fast.demo": "gym",
+    "mantis_fast.osworld": "osworld",
 }
 OPTIONAL_MODULES = ("aiohttp", "httpx", "gymnasium", "ray", "tomli")
 
