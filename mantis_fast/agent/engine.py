@@ -138,7 +138,9 @@ class Engine:
         self.run_dir: str | None = None
         # The last turns only: a long run must not grow without bound (the run log has them all).
         self.results: deque[TurnResult] = deque(maxlen=RESULTS_KEPT)
-        self._raw_b64: tuple[int, str] | None = None
+        self._raw_b64: tuple[bytes, str] | None = None
+        # The turn whose screen ``raw_png`` is (``turn`` counts up before the capture).
+        self.raw_turn = 0
         self._injections: asyncio.Queue[str] = asyncio.Queue()
         self._injected_bytes = 0  # UTF-8 bytes waiting in _injections
         self._annotated: asyncio.Future[bytes] | None = None
@@ -217,6 +219,7 @@ class Engine:
             "annotator": self.config.annotator,
             "max_turns": self.config.max_turns,
             "has_annotated": self.annotated_png is not None,
+            "raw_turn": self.raw_turn,
             "run_dir": self.run_dir,
         }
         if images:
@@ -226,8 +229,10 @@ class Engine:
     def _raw_base64(self) -> str:
         if self.raw_png is None:
             return ""
-        if self._raw_b64 is None or self._raw_b64[0] != self.turn:
-            self._raw_b64 = (self.turn, base64.b64encode(self.raw_png).decode("ascii"))
+        # Keyed on the image itself, not the turn: a turn starts (``turn`` counts up) before its
+        # screen is captured, and a cache keyed on the turn kept the previous turn's image.
+        if self._raw_b64 is None or self._raw_b64[0] is not self.raw_png:
+            self._raw_b64 = (self.raw_png, base64.b64encode(self.raw_png).decode("ascii"))
         return self._raw_b64[1]
 
     def _taken(self, text: str) -> str:
@@ -395,7 +400,7 @@ class Engine:
             "frame_size": list(result.frame_size),
         }
         await self._work(runlog.save_raw, self.turn, raw_png, record, text)
-        self.raw_png = raw_png
+        self.raw_png, self.raw_turn = raw_png, self.turn
         timings["save_raw"] = _ms(start)
 
         self._set_phase("annotating")

@@ -151,7 +151,13 @@ class Chromium(Closing):
             os.dup2(high[0], 3)
             os.dup2(high[1], 4)
 
-        env = {**os.environ, "DISPLAY": self.display}
+        # Chromium's scratch directories (org.chromium.Chromium.*) go under $TMPDIR, removed by
+        # Chromium only when it exits cleanly: put them in the profile, which close() removes
+        # however Chromium ended (a SIGKILLed one left them in the system's temp dir).
+        assert self._profile is not None
+        scratch = os.path.join(self._profile.name, "tmp")
+        os.makedirs(scratch, exist_ok=True)
+        env = {**os.environ, "DISPLAY": self.display, "TMPDIR": scratch}
         try:
             self.process = subprocess.Popen(
                 argv,

@@ -16,7 +16,10 @@ episode with the reason in ``info["truncated_reason"]``. A desktop whose X serve
 started again and the episode is reported truncated (``info["desktop_restarted"]``); a task
 app that dies on a working desktop is started again there (``info["app_restarted"]``). Either
 way the step returns the next episode's first observation, so a vector env of many desktops
-never hangs on one.
+never hangs on one. An app that fails to start in ``reset`` (a browser whose renderer died
+since the last episode, a start slowed past its bound) is started once more before ``reset``
+raises (``info["app_restarted"]`` says why): in a vector env an exception out of ``reset``
+closes every desktop.
 
 Action space (``actions="full"``): a ``Dict`` a policy can sample and a model's reply maps onto
 (``to_space``):
@@ -283,7 +286,8 @@ class DesktopEnv(gymnasium.Env):
         self._restarts = []
         self._detector.reset()
         self._steps = 0
-        for _ in range(2):  # a desktop that dies while starting is replaced once
+        app_restarted: str | None = None
+        while True:  # a desktop that dies while starting is replaced once, the app too
             desktop = None
             try:
                 desktop = self.desktop
@@ -301,20 +305,27 @@ class DesktopEnv(gymnasium.Env):
                 break
             except AppError as exc:
                 if desktop is not None and desktop.server_alive():
-                    # The app failed on a working desktop: another desktop would not help.
+                    # The app failed on a working desktop: another desktop would not help,
+                    # but a fresh start of the app may (a renderer or browser that died or
+                    # hung since the last episode, a start slowed past its bound by load).
                     self.task.stop()
-                    raise
+                    if app_restarted is not None:
+                        raise
+                    app_restarted = f"the task's app failed while starting: {exc}"
+                    continue
                 self._restart(f"the desktop died while starting: {exc}")
             except ConnectionLostError as exc:
                 self._restart(f"the desktop died while starting: {exc}")
-        else:
-            raise ConnectionLostError(
-                "the desktop died twice while starting: " + self._restarts[-1]
-            )
+            if len(self._restarts) >= 2:
+                raise ConnectionLostError(
+                    "the desktop died twice while starting: " + self._restarts[-1]
+                )
         self.timings = {**_timings(facts), **self.task.settle_facts()}
         info = {**started}
         if self._restarts:
             info["desktop_restarted"] = self._restarts[-1]
+        if app_restarted is not None:
+            info["app_restarted"] = app_restarted
         assert isinstance(screen, np.ndarray)  # observation="numpy", as the desktop is made
         return self._observation(screen, info), info
 

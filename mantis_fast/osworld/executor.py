@@ -276,9 +276,13 @@ class PythonExecutor(Closing):
         self._worker = None if self._closed else _Worker(self.display, self.file_limit, self.pause)
 
     def close(self) -> None:
-        """Kill the worker and what it started (idempotent)."""
+        """Kill the worker and what it started (idempotent). A call in flight ends at once
+        (its worker killed, its status ``-9``), not when its timeout runs out."""
+        self._closed = True
+        worker = self._worker
+        if worker is not None:
+            worker.kill()
         with self._lock:
-            self._closed = True
             if self._worker is not None:
                 self._worker.close()
                 self._worker = None

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from aiohttp import web
 
 from mantis_fast.osworld.commands import (
@@ -59,6 +60,8 @@ __all__ = ["BadRequest", "OSWorldRoutes"]
 EXECUTE_TIMEOUT = 120.0
 RUN_PYTHON_TIMEOUT = 30.0
 BASH_TIMEOUT = 100.0
+#: ``/setup/download_file``'s tries, as the original's.
+DOWNLOAD_TRIES = 3
 
 
 def refused(message: str, status: int = 400) -> BadRequest:
@@ -148,6 +151,7 @@ class OSWorldRoutes:
             (get, "/cursor_position", self.cursor_position),
             (post, "/setup/change_wallpaper", self.change_wallpaper),
             (post, "/setup/open_file", self.open_file),
+            (post, "/setup/download_file", self.download_file),
             (post, "/setup/activate_window", self.activate_window),
             (post, "/setup/close_window", self.close_window),
             (post, "/start_recording", self.start_recording),
@@ -581,6 +585,47 @@ class OSWorldRoutes:
         except (OSError, subprocess.TimeoutExpired) as exc:
             return _text(f"Failed to change wallpaper. Error: {exc}", 500)
         return _text("Wallpaper changed successfully")
+
+    async def download_file(self, request: web.Request) -> web.Response:
+        """``/setup/download_file`` (JSON ``url``, ``path``): the URL's body saved at the path,
+        three tries as the original; at most ``max_file_bytes``, each try bounded by
+        ``max_call_seconds``; the path confined like every file route's."""
+        data = await json_body(request)
+        url, raw = data.get("url"), data.get("path")
+        if not url or not raw or not isinstance(url, str) or not isinstance(raw, str):
+            return _text("Path or URL not supplied!", 400)
+        path = self._shared(raw)
+        error: Exception | None = None
+        for _ in range(DOWNLOAD_TRIES):
+            try:
+                size = await self._download(url, path)
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+                error = exc
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            return _text(f"File downloaded successfully: {size} bytes")
+        return _text(f"Failed to download {url}. No retries left. Error: {error}", 500)
+
+    async def _download(self, url: str, path: Path) -> int:
+        limit = self.files.max_bytes
+        timeout = aiohttp.ClientTimeout(total=self.config.max_call_seconds)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as reply:
+            reply.raise_for_status()
+            expected = reply.content_length
+            if expected is not None and expected > limit:
+                raise ValueError(f"{expected} bytes is more than this server saves ({limit})")
+            size = 0
+            with open(path, "wb") as out:
+                async for chunk in reply.content.iter_chunked(1 << 16):
+                    size += len(chunk)
+                    if size > limit:
+                        raise ValueError(f"more than the {limit} bytes this server saves")
+                    out.write(chunk)
+        if expected is not None and size != expected:
+            raise ValueError(f"Download incomplete. Expected {expected} bytes, got {size} bytes")
+        return size
 
     async def open_file(self, request: web.Request) -> web.Response:
         """``/setup/open_file``: ``xdg-open`` the file (or start the program), then wait for a

@@ -68,6 +68,24 @@ def test_page_config_state_frames() -> None:
     serve(AgentConfig(port=0), scenario)
 
 
+def test_state_shows_each_turns_screen_once_it_is_captured() -> None:
+    """A turn counts up before its screen is captured: /state read in between shows the
+    previous screen (``raw_turn`` says whose), and the new one as soon as it is taken."""
+
+    async def scenario(client: httpx.AsyncClient, engine: Engine) -> None:
+        engine.raw_png, engine.raw_turn, engine.turn = PNG, 3, 3
+        state = (await client.get("/state")).json()
+        assert (base64.b64decode(state["raw_b64"]), state["raw_turn"]) == (PNG, 3)
+        engine.turn = 4  # turn 4 executes; its screen is not captured yet
+        state = (await client.get("/state")).json()
+        assert (base64.b64decode(state["raw_b64"]), state["raw_turn"]) == (PNG, 3)
+        engine.raw_png, engine.raw_turn = PNG + b"4", 4  # captured
+        state = (await client.get("/state")).json()
+        assert (base64.b64decode(state["raw_b64"]), state["raw_turn"]) == (PNG + b"4", 4)
+
+    serve(AgentConfig(port=0), scenario)
+
+
 def test_inject_and_bad_bodies() -> None:
     async def scenario(client: httpx.AsyncClient, engine: Engine) -> None:
         ok = await client.post("/inject", json={"vlm_text": '{"actions": []}'})

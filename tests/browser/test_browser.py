@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import tempfile
 
 import pytest
 
@@ -84,6 +86,27 @@ def test_hung_page_is_bounded_and_leaves_nothing() -> None:
         chromium.close()
         chromium.close()  # idempotent
         assert not _running(pid)
+
+
+def test_a_killed_chromium_leaves_no_scratch_directories() -> None:
+    """Chromium removes its org.chromium.Chromium.* scratch directories only when it exits
+    cleanly; after a SIGKILL and close() none may be left in the system's temp dir."""
+    temp = tempfile.gettempdir()
+
+    def scratch() -> set[str]:
+        return {name for name in os.listdir(temp) if name.startswith("org.chromium.Chromium.")}
+
+    before = scratch()
+    with Xvfb(size=(320, 240)) as xvfb:
+        chromium = Chromium(xvfb.display, size=(320, 240))
+        profile = chromium._profile
+        assert profile is not None
+        assert chromium.evaluate("1 + 1") == 2
+        assert chromium.pid is not None
+        os.killpg(chromium.pid, signal.SIGKILL)
+        chromium.close()
+    assert scratch() - before == set()
+    assert not os.path.exists(profile.name)
 
 
 def _running(pid: int) -> bool:

@@ -314,13 +314,19 @@ def test_display_names_match_pillow(screen: Xvfb) -> None:
 @pytest.mark.parametrize("xdisplay", [None, ""])
 @pytest.mark.parametrize("environment", ["unset", "empty"])
 def test_without_a_display_it_fails_as_pillow_and_starts_no_server(
-    screen: Xvfb, monkeypatch: pytest.MonkeyPatch, xdisplay: str | None, environment: str
+    screen: Xvfb,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    xdisplay: str | None,
+    environment: str,
 ) -> None:
     if environment == "unset":
         monkeypatch.delenv("DISPLAY", raising=False)
     else:
         monkeypatch.setenv("DISPLAY", "")
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    # No screenshot tool for Pillow to fall back on (a machine may have gnome-screenshot).
+    monkeypatch.setenv("PATH", str(tmp_path))
     before = child_processes()
     expected = outcome(ImageGrab.grab, xdisplay=xdisplay)
     got = outcome(imagegrab.grab, xdisplay=xdisplay)
@@ -371,12 +377,15 @@ def desktop_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[i
     Image.fromarray(pixels).save(shot)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    # Only this folder: a machine's own gnome-screenshot or spectacle (which Pillow tries
+    # before or after grim) must not answer instead.
+    monkeypatch.setenv("PATH", str(bin_dir))
     monkeypatch.delenv("DISPLAY", raising=False)
+    copy = shutil.which("cp", path=f"/usr/bin{os.pathsep}/bin")
 
     def install(code: int) -> None:
         tool = bin_dir / "grim"
-        body = f'cp "{shot}" "$1"' if code == 0 else f"exit {code}"
+        body = f'{copy} "{shot}" "$1"' if code == 0 else f"exit {code}"
         tool.write_text(f"#!/bin/sh\n{body}\n")
         tool.chmod(0o755)
 

@@ -331,6 +331,37 @@ def test_an_app_that_dies_at_once_is_an_app_error_not_a_dead_desktop(task, messa
         assert crashing._restarts == [] and crashing.desktop.display == display
 
 
+class FailsOnceTask(Task):
+    """An app whose first start fails (a browser that died since the last episode, a start
+    slowed past its bound): the second start works."""
+
+    def __init__(self) -> None:
+        self.starts = 0
+        self.stops = 0
+
+    def start(self, desktop, rng, options) -> dict:
+        self.starts += 1
+        if self.starts == 1:
+            raise AppError("the app did not answer within its bound")
+        return {"started": self.starts}
+
+    def stop(self) -> None:
+        self.stops += 1
+
+
+def test_an_app_that_fails_to_start_once_is_started_again() -> None:
+    """One failed start of the app on a working desktop is not the end of the env (in a vector
+    env, an exception out of reset closes every desktop): the app is started afresh once."""
+    task = FailsOnceTask()
+    with DesktopEnv(task, viewport=VIEWPORT) as env:
+        _, info = env.reset(seed=0)
+        assert info["started"] == 2 and task.stops >= 1
+        assert "did not answer within its bound" in info["app_restarted"]
+        assert "desktop_restarted" not in info and env._restarts == []
+        _, info = env.reset(seed=1)  # a later reset starts with a clean slate
+        assert "app_restarted" not in info
+
+
 @pytest.mark.parametrize("variable", [None, "disabled", "off"])
 def test_truncation_does_not_depend_on_the_environment(monkeypatch, variable) -> None:
     """MANTIS_ADAPTIVE_CLICK_TOL and MANTIS_LOOP_ADAPTIVE do not reach DesktopEnv: the same

@@ -378,3 +378,72 @@ def test_the_command_line_serves_until_interrupted() -> None:
             process.send_signal(2)
             assert process.wait(timeout=30) == 0
         assert "stopped" in process.stdout.read()
+
+
+def test_caps_on_bodies_and_files(xvfb, tmp_path) -> None:
+    config = OSWorldConfig(
+        port=0,
+        display=xvfb.display,
+        max_body_bytes=4096,
+        max_file_bytes=100,
+        file_roots=(tmp_path,),
+    )
+    served = start_server(config)
+    try:
+        big = requests.post(f"{served.url}/execute", json={"command": ["echo", "x" * 8000]})
+        assert big.status_code == 413 and big.json()["status"] == "error"
+        (tmp_path / "small").write_bytes(b"s" * 100)
+        (tmp_path / "large").write_bytes(b"l" * 101)
+        small = requests.post(f"{served.url}/file", data={"file_path": str(tmp_path / "small")})
+        assert small.content == b"s" * 100
+        large = requests.post(f"{served.url}/file", data={"file_path": str(tmp_path / "large")})
+        assert large.status_code == 413 and "101 bytes" in large.json()["error"]
+        home = requests.post(f"{served.url}/file", data={"file_path": "~/.bashrc"})
+        assert home.status_code == 403  # only tmp_path is shared here
+    finally:
+        served.stop()
+
+
+def test_setup_routes_upload_and_download(running: Running, tmp_path) -> None:
+    import http.server
+    import threading
+
+    upload = requests.post(
+        f"{running.url}/setup/upload",
+        timeout=10,
+        data={"file_path": str(tmp_path / "in" / "up.bin")},
+        files={"file_data": ("up.bin", b"\x00up\xff")},
+    )
+    assert (upload.status_code, upload.text) == (200, "File Uploaded: 4 bytes")
+    assert (tmp_path / "in" / "up.bin").read_bytes() == b"\x00up\xff"
+    assert requests.post(f"{running.url}/setup/upload", timeout=10).status_code == 400
+
+    (tmp_path / "served.txt").write_bytes(b"downloaded bytes")
+    handler = type(
+        "Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *args: None}
+    )
+    site = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), lambda *a: handler(*a, directory=str(tmp_path))
+    )
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{site.server_address[1]}/served.txt"
+        target = tmp_path / "out" / "copy.txt"
+        done = requests.post(
+            f"{running.url}/setup/download_file", timeout=60, json={"url": url, "path": str(target)}
+        )
+        assert (done.status_code, done.text) == (200, "File downloaded successfully: 16 bytes")
+        assert target.read_bytes() == b"downloaded bytes"
+        failed = requests.post(
+            f"{running.url}/setup/download_file",
+            timeout=60,
+            json={"url": url + ".missing", "path": str(target)},
+        )
+        assert failed.status_code == 500 and "No retries left" in failed.text
+        assert not target.exists()  # the partial file is not left behind
+    finally:
+        site.shutdown()
+        site.server_close()
+    missing = requests.post(f"{running.url}/setup/download_file", json={}, timeout=10)
+    assert (missing.status_code, missing.text) == (400, "Path or URL not supplied!")
