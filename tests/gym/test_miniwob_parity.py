@@ -66,12 +66,15 @@ def _normalized(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def display() -> Iterator[str]:
+def display(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """An Xvfb for miniwob's browser window, named in DISPLAY and the chromium and
-    chromedriver of the system named for miniwob (mantis_fast's env starts its own desktop)."""
-    names = ("DISPLAY", "MINIWOB_CHROME_BINARY", "MINIWOB_CHROMEDRIVER")
+    chromedriver of the system named for miniwob (mantis_fast's env starts its own desktop).
+    Its Chrome's scratch directories go in a temporary folder of the test's (chromedriver
+    ends Chrome without the clean exit that removes them from the system's temp dir)."""
+    names = ("DISPLAY", "MINIWOB_CHROME_BINARY", "MINIWOB_CHROMEDRIVER", "TMPDIR")
     previous = {name: os.environ.get(name) for name in names}
     with Xvfb(size=(1280, 720)) as server:
+        os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("miniwob-chrome"))
         os.environ["DISPLAY"] = server.display
         os.environ["MINIWOB_CHROME_BINARY"] = CHROME
         os.environ["MINIWOB_CHROMEDRIVER"] = CHROMEDRIVER
