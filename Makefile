@@ -18,7 +18,7 @@ KERNELS := $(shell find src_cython -name '_*.pyx')
 # built modules with mypy's stubtest.
 STUB_MODULES := $(subst /,.,$(patsubst src_cython/%.pyx,mantis_fast/%,$(KERNELS)))
 
-.PHONY: test test-fast soak demo bench lint docs build suites system-deps clean wheel wheel-test
+.PHONY: test test-fast soak chaos demo bench lint docs build suites system-deps clean wheel wheel-test
 
 system-deps:
 	@missing=0; for b in $(SYSTEM_BINARIES); do command -v $$b >/dev/null 2>&1 || missing=1; done; \
@@ -66,6 +66,15 @@ test-fast: build
 # Long runs asserting flat descriptors, RSS and SysV segments (tests/package/test_soak.py; minutes).
 soak: system-deps build
 	$(PY) -m pytest tests/package/test_soak.py -m slow -s
+
+# Faults at scale (tests/support/chaos.py; ~10 minutes): 8 browser desktops in a vector env and
+# `mantis-fast serve` (pool 4, queue 8) under 50 clients while a fault of every kind is injected
+# at seeded random times; the table goes to bench-results/chaos.md (docs/reliability.md).
+CHAOS_SECONDS ?= 600
+chaos: system-deps build
+	mkdir -p bench-results
+	$(PY) -m tests.support.chaos --seconds $(CHAOS_SECONDS) --seed 0 \
+		--json bench-results/chaos.json --markdown bench-results/chaos.md
 
 demo: system-deps build
 	$(PY) -m mantis_fast.cli demo

@@ -39,15 +39,17 @@ def register_envs() -> None:
 
 
 def _register_miniwob_tasks() -> None:
-    """``mantis_fast/miniwob-<task>-v0`` for each task of the installed miniwob package (none
-    without it: the package's pages are the tasks)."""
+    """``mantis_fast/miniwob-<task>-v0`` for each task of the installed miniwob package; without
+    it, for the tasks miniwob is known to have (``miniwob_names``), so that making one names the
+    missing extra (``MissingExtraError``) instead of Gymnasium's ``NameNotFound``."""
     from mantis_fast.errors import MissingExtraError
     from mantis_fast.gym.miniwob import miniwob_tasks
+    from mantis_fast.gym.miniwob_names import KNOWN_TASKS
 
     try:
         tasks = miniwob_tasks()
     except MissingExtraError:
-        return
+        tasks = KNOWN_TASKS
     for task in tasks:
         env_id = f"mantis_fast/miniwob-{task}-v0"
         if env_id not in gymnasium.registry:

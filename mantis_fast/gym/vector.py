@@ -408,7 +408,7 @@ def _exit_reason(exitcode: int | None) -> str:
 
 def make_vec(
     n: int,
-    task: Task | Callable[..., Any] | None = None,
+    task: Task | Callable[..., Any] | Sequence[Task | Callable[..., Any]] | None = None,
     *,
     shared_memory: bool = True,
     context: str = DEFAULT_CONTEXT,
@@ -420,7 +420,9 @@ def make_vec(
     """A vector env of ``n`` ``DesktopEnv(task, **env_kwargs)``, one worker process each.
 
     ``task`` is copied into every worker (a ``Task`` pickles as its settings), so each desktop
-    runs its own app. ``shared_memory``: observations come back through shared memory.
+    runs its own app. A list or tuple of tasks gives env ``i`` task ``i % len(tasks)``:
+    several tasks in one vector env (``[MiniWoBTask("click-test-2"), MiniWoBTask("enter-text")]``).
+    ``shared_memory``: observations come back through shared memory.
     ``context``: the multiprocessing start method ("forkserver", "spawn" or "fork"; see
     ``DEFAULT_CONTEXT``). ``timeout``: seconds a reset, step or call may take before the
     worker counts as hung. ``max_episode_steps``: each env is wrapped in ``TimeLimit``, as
@@ -443,9 +445,15 @@ def make_vec(
         )
     if context == "forkserver":
         multiprocessing.get_context("forkserver").set_forkserver_preload(_PRELOAD)
-    make_one = functools.partial(_make_desktop, task, max_episode_steps, env_kwargs)
+    tasks: list[Any] = list(task) if isinstance(task, (list, tuple)) else [task]
+    if not tasks:
+        raise InvalidInputError("an empty list of tasks: give make_vec at least one task")
+    makers = [
+        functools.partial(_make_desktop, tasks[index % len(tasks)], max_episode_steps, env_kwargs)
+        for index in range(int(n))
+    ]
     return DesktopVectorEnv(
-        [make_one] * int(n),
+        makers,
         timeout=float(timeout),
         shared_memory=shared_memory,
         copy=copy,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
+from mantis_fast.errors import MantisError
 from mantis_fast.osworld.commands import (
     CommandResult,
     expand_command,
@@ -67,6 +68,10 @@ DOWNLOAD_TRIES = 3
 def refused(message: str, status: int = 400) -> BadRequest:
     """A ``BadRequest`` with the original's error shape, ``{"status": "error", "message"}``."""
     return BadRequest(status, {"status": "error", "message": message})
+
+
+class DownloadError(MantisError, OSError):
+    """A download that came back wrong (too large, cut short)."""
 
 
 class BadRequest(Exception):
@@ -127,6 +132,9 @@ class OSWorldRoutes:
         self._recording: subprocess.Popen[bytes] | None = None
         self._recording_path = Path(tempfile.gettempdir()) / f"mantis-osworld-{os.getpid()}.mp4"
         self._launched: list[subprocess.Popen[bytes]] = []
+        # Python calls wait their turn here, on the loop, not each on a worker thread (the
+        # loop's few threads stay free for screenshots and files while one call runs long).
+        self._python_turn = asyncio.Lock()
 
     def add_to(self, app: web.Application) -> None:
         """Register every route on ``app``."""
@@ -171,6 +179,20 @@ class OSWorldRoutes:
         cap = self.config.max_call_seconds
         return timeout if timeout <= cap else cap  # as sent (the messages quote it)
 
+    async def _python(self, code: str, timeout: float, *, fresh: bool = False) -> PythonResult:
+        """``executor.run`` when the calls before it are done, all within ``timeout``."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            await asyncio.wait_for(self._python_turn.acquire(), timeout)
+        except asyncio.TimeoutError:
+            raise ExecutorBusy(f"other pyautogui calls held the executor for {timeout} s") from None
+        try:
+            left = max(timeout - (loop.time() - started), 0.001)
+            return await asyncio.to_thread(self.executor.run, code, left, fresh=fresh)
+        finally:
+            self._python_turn.release()
+
     # -- commands --------------------------------------------------------------------------
     async def execute(self, request: web.Request) -> web.Response:
         """``/execute``: the pyautogui form in the executor, any other command as a process.
@@ -184,7 +206,7 @@ class OSWorldRoutes:
         result: PythonResult | CommandResult
         try:
             if code is not None:
-                result = await asyncio.to_thread(self.executor.run, code, timeout)
+                result = await self._python(code, timeout)
             else:
                 result = await run_command(
                     expand_command(command, shell),
@@ -313,7 +335,7 @@ class OSWorldRoutes:
             )
         timeout = min(RUN_PYTHON_TIMEOUT, self.config.max_call_seconds)
         try:
-            result = await asyncio.to_thread(self.executor.run, code, timeout, fresh=True)
+            result = await self._python(code, timeout, fresh=True)
         except CallTimedOut:
             return _reply(
                 500,
@@ -599,7 +621,7 @@ class OSWorldRoutes:
         for _ in range(DOWNLOAD_TRIES):
             try:
                 size = await self._download(url, path)
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
                 error = exc
                 with contextlib.suppress(OSError):
                     path.unlink()
@@ -615,16 +637,16 @@ class OSWorldRoutes:
             reply.raise_for_status()
             expected = reply.content_length
             if expected is not None and expected > limit:
-                raise ValueError(f"{expected} bytes is more than this server saves ({limit})")
+                raise DownloadError(f"{expected} bytes is more than this server saves ({limit})")
             size = 0
             with open(path, "wb") as out:
                 async for chunk in reply.content.iter_chunked(1 << 16):
                     size += len(chunk)
                     if size > limit:
-                        raise ValueError(f"more than the {limit} bytes this server saves")
+                        raise DownloadError(f"more than the {limit} bytes this server saves")
                     out.write(chunk)
         if expected is not None and size != expected:
-            raise ValueError(f"Download incomplete. Expected {expected} bytes, got {size} bytes")
+            raise DownloadError(f"Download incomplete. Expected {expected} bytes, got {size} bytes")
         return size
 
     async def open_file(self, request: web.Request) -> web.Response:

@@ -444,3 +444,11 @@ def test_close_leaves_no_process_or_segment_behind(envs: DesktopVectorEnv) -> No
     assert not any(start_ticks(pid) == started for pid, started in workers.items())
     left = {shmid: creator for shmid, creator in segments().items() if shmid in seen_segments}
     assert not left, f"segments left (shmid: creator pid): {left}"
+
+
+def test_a_list_of_tasks_gives_each_env_its_own() -> None:
+    tasks = [ClickTarget(targets=1), ClickTarget(targets=3)]
+    with make_vec(3, tasks, viewport=VIEWPORT, observation_size=OBSERVATION, timeout=60) as envs:
+        assert [task.targets for task in envs.get_attr("task")] == [1, 3, 1]
+    with pytest.raises(InvalidInputError, match="empty list of tasks"):
+        make_vec(2, [])

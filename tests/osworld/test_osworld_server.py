@@ -447,3 +447,20 @@ def test_setup_routes_upload_and_download(running: Running, tmp_path) -> None:
         site.server_close()
     missing = requests.post(f"{running.url}/setup/download_file", json={}, timeout=10)
     assert (missing.status_code, missing.text) == (400, "Path or URL not supplied!")
+
+
+def test_a_long_action_does_not_hold_up_screenshots(running: Running) -> None:
+    """Actions take their turn on the loop; a long one leaves the server's threads to the
+    screenshots and files asked for meanwhile."""
+    with concurrent.futures.ThreadPoolExecutor(12) as pool:
+        slow = pool.submit(_execute, running, "time.sleep(4); print('slept')")
+        waiting = [pool.submit(_execute, running, "print('queued')") for _ in range(8)]
+        time.sleep(0.5)
+        started = time.monotonic()
+        shots = [
+            pool.submit(requests.get, f"{running.url}/screenshot", timeout=30) for _ in range(3)
+        ]
+        assert all(shot.result().status_code == 200 for shot in shots)
+        assert time.monotonic() - started < 3.0  # not behind the sleeping action
+        assert slow.result().json()["output"] == "slept\n"
+        assert all(call.result().json()["output"] == "queued\n" for call in waiting)

@@ -129,3 +129,28 @@ def test_a_cli_command_names_the_extra_it_needs(command: str, extra: str) -> Non
     assert result.stderr.startswith(f"mantis-fast {command}: ")
     assert f"pip install 'mantis_fast[{extra}]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_miniwob_id_without_the_extra_names_it() -> None:
+    """``gymnasium.make("mantis_fast/miniwob-<task>-v0")`` without miniwob: the extra, not
+    Gymnasium's NameNotFound."""
+    code = """
+        import gymnasium
+        import mantis_fast.gym
+        from mantis_fast.errors import MissingExtraError
+        try:
+            gymnasium.make("mantis_fast/miniwob-click-test-2-v0")
+        except MissingExtraError as exc:
+            print(exc.extra, exc)
+    """
+    result = run_hidden(code, ("miniwob",))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith("miniwob ")
+    assert "pip install 'mantis_fast[miniwob]'" in result.stdout
+
+
+def test_the_known_miniwob_tasks_are_the_installed_ones() -> None:
+    from mantis_fast.gym.miniwob import miniwob_tasks
+    from mantis_fast.gym.miniwob_names import KNOWN_TASKS
+
+    assert miniwob_tasks() == KNOWN_TASKS

@@ -1,0 +1,767 @@
+"""Faults at scale: browser desktops and the ``/v1/cua`` service under kills, stalls, floods and
+a full disk, with nothing lost (``make chaos``; a one-fault-of-each-kind form runs in ``make
+test``: tests/package/test_chaos.py).
+
+    .venv/bin/python -m tests.support.chaos --seconds 600 --seed 0 --json chaos.json
+
+What runs, at once, for ``--seconds``:
+
+* a ``make_vec(--desktops, [MiniWoBTask(...) for several tasks])`` of browser desktops, each
+  env stepped by a random pointer policy (clicks, drags, keys, text anywhere);
+* ``mantis-fast serve`` (``--pool`` desktops, a queue of ``--queue``, the MiniWoB++ oracle as
+  its brain, its runs directory on a small tmpfs when the machine lets us mount one) answering
+  ``--clients`` concurrent clients, each sending request after request;
+* an injector that, at seeded random times, applies one fault of a kind drawn in turn: SIGKILL a
+  renderer, a whole Chromium, an Xvfb or a vector-env worker; SIGSTOP a Chromium or an Xvfb past
+  the step's bound (then SIGCONT); the same kills in the service's desktops; the runs directory
+  filled; connections opened up to and past the service's cap; slow, truncated, malformed and
+  oversized requests.
+
+What it checks and reports (``Report``): per fault kind, how many were injected and what the
+side it hit did next (episodes completed, truncated with a reason, failed with a typed error);
+the longest step, reset and request, each against its bound (+1 s); every request answered (2xx,
+or 4xx/5xx with a reason) within its timeout; and after everything closed: no process of ours,
+no SysV segment we made, no Chromium profile, Chromium scratch directory or Xvfb auth directory
+in the temp dir, this process's descriptors and RSS back near their start, every run log
+readable to its last whole line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Tasks the vector env's desktops cycle through.
+TASKS = ("click-test-2", "click-button", "enter-text", "focus-text")
+#: A vector-env step or reset may take this long before its worker counts as hung (seconds).
+STEP_BOUND = 20.0
+#: A request's own timeout (``timeout_seconds``).
+REQUEST_TIMEOUT = 30.0
+#: Seconds a SIGSTOPped process stays stopped: past the step's bound.
+STOP_FOR = STEP_BOUND + 2.0
+RAY_FAULTS = ("kill-ray-actor",)
+VECTOR_FAULTS = (
+    "kill-renderer",
+    "kill-chromium",
+    "kill-xvfb",
+    "kill-worker",
+    "stop-chromium",
+    "stop-xvfb",
+)
+SERVICE_FAULTS = (
+    "service-kill-renderer",
+    "service-kill-chromium",
+    "service-kill-xvfb",
+    "full-disk",
+    "connection-flood",
+    "slow-request",
+    "truncated-request",
+    "malformed-request",
+    "oversized-request",
+)
+FAULTS = VECTOR_FAULTS + RAY_FAULTS + SERVICE_FAULTS
+TOKEN = "chaos-token"
+
+
+# -- processes ------------------------------------------------------------------------------
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = defaultdict(list)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                stat = (entry / "stat").read_text()
+                tree[int(stat.rsplit(")", 1)[1].split()[1])].append(int(entry.name))
+    return tree
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid``."""
+    tree, found, todo = _children(), set(), [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"
+
+
+def _alive(pid: int) -> bool:
+    return _state(pid) not in ("gone", "Z")
+
+
+def find(kind: str, under: set[int]) -> list[int]:
+    """The live processes of ``kind`` ("renderer", "chromium", "xvfb") among ``under``."""
+    found = []
+    for pid in sorted(under):
+        argv = _cmdline(pid)
+        if argv and _alive(pid) and _is(kind, argv):
+            found.append(pid)
+    return found
+
+
+def _is(kind: str, argv: list[str]) -> bool:
+    program = os.path.basename(argv[0])
+    if kind == "xvfb":
+        return program == "Xvfb"
+    if program not in ("chromium", "chrome", "chromium-browser"):
+        return False
+    if kind == "renderer":
+        return "--type=renderer" in argv
+    return not any(arg.startswith("--type=") for arg in argv)  # the browser process
+
+
+def _rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _temp_leftovers() -> set[str]:
+    temp = tempfile.gettempdir()
+    prefixes = ("mantis-chromium-", "mantis-xvfb-", "org.chromium.Chromium.")
+    return {name for name in os.listdir(temp) if name.startswith(prefixes)}
+
+
+def _segments() -> set[int]:
+    from mantis_fast.x11.sysv_segments import segment_table
+
+    uid = os.getuid()
+    return {entry.shmid for entry in segment_table() if entry.uid == uid}
+
+
+# -- what happened ---------------------------------------------------------------------------
+@dataclass
+class Report:
+    """Everything the run saw, and what it checks."""
+
+    seconds: float
+    seed: int
+    injected: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)  # a kind with no target at that moment
+    outcomes: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    max_step_s: float = 0.0
+    max_reset_s: float = 0.0
+    max_request_s: float = 0.0
+    requests: Counter = field(default_factory=Counter)
+    unanswered: list[str] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    leftovers: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    last_fault: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def outcome(self, side: str, what: str) -> None:
+        """Count ``what`` against the last fault that hit ``side`` (or "no fault")."""
+        with self.lock:
+            self.outcomes[self.last_fault.get(side, "no fault")][what] += 1
+
+    def fault(self, kind: str, side: str) -> None:
+        with self.lock:
+            self.injected[kind] += 1
+            self.last_fault[side] = kind
+
+    @property
+    def ok(self) -> bool:
+        return not (self.problems or self.unanswered or self.late or any(self.leftovers.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seconds": self.seconds,
+            "seed": self.seed,
+            "injected": dict(self.injected),
+            "skipped": dict(self.skipped),
+            "outcomes": {kind: dict(counts) for kind, counts in self.outcomes.items()},
+            "max_step_s": round(self.max_step_s, 2),
+            "max_reset_s": round(self.max_reset_s, 2),
+            "max_request_s": round(self.max_request_s, 2),
+            "requests": dict(self.requests),
+            "unanswered": self.unanswered,
+            "late": self.late,
+            "leftovers": self.leftovers,
+            "problems": self.problems,
+            "ok": self.ok,
+        }
+
+    def markdown(self) -> str:
+        lines = [
+            "| fault | injected | outcomes after it |",
+            "| --- | --- | --- |",
+        ]
+        for kind in (*FAULTS, "no fault"):
+            counts = self.outcomes.get(kind, {})
+            shown = ", ".join(f"{what} {n}" for what, n in sorted(counts.items())) or "-"
+            lines.append(f"| {kind} | {self.injected.get(kind, 0)} | {shown} |")
+        lines.append("")
+        lines.append(
+            f"Longest step {self.max_step_s:.1f} s, reset {self.max_reset_s:.1f} s (bound "
+            f"{STEP_BOUND:g} s); longest request {self.max_request_s:.1f} s (timeout "
+            f"{REQUEST_TIMEOUT:g} s); requests {dict(self.requests)}; unanswered "
+            f"{len(self.unanswered)}, late {len(self.late)}; leftovers "
+            f"{ {k: v for k, v in self.leftovers.items() if v} or 0 }."
+        )
+        return "\n".join(lines)
+
+
+# -- the vector env --------------------------------------------------------------------------
+class VectorSide:
+    """A vector env of browser desktops stepped by a random policy; rebuilt when it fails."""
+
+    def __init__(self, desktops: int, report: Report, rng: random.Random) -> None:
+        self.desktops = desktops
+        self.report = report
+        self.rng = rng
+        self.envs: Any = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="chaos-vector", daemon=True)
+
+    def _make(self) -> Any:
+        from mantis_fast.gym import make_vec
+        from mantis_fast.gym.miniwob import MiniWoBTask
+
+        tasks = [MiniWoBTask(name) for name in TASKS]
+        return make_vec(self.desktops, tasks, timeout=STEP_BOUND, max_episode_steps=20)
+
+    def workers(self) -> list[int]:
+        with self.lock:
+            envs = self.envs
+            if envs is None or envs.closed:
+                return []
+            return [process.pid for process in envs.processes if process.is_alive()]
+
+    def _run(self) -> None:
+        from mantis_fast.errors import MantisError
+        from mantis_fast.gym.policies import random_pointer
+
+        seed = self.rng.randrange(1 << 30)
+        while not self.stop.is_set():
+            with self.lock:
+                self.envs = self._make()
+            envs = self.envs
+            try:
+                started = time.monotonic()
+                observations, _ = envs.reset(seed=seed)
+                self.report.max_reset_s = max(self.report.max_reset_s, time.monotonic() - started)
+                while not self.stop.is_set():
+                    actions = random_pointer(observations, envs.action_space)
+                    started = time.monotonic()
+                    observations, _, terminated, truncated, infos = envs.step(actions)
+                    took = time.monotonic() - started
+                    self.report.max_step_s = max(self.report.max_step_s, took)
+                    for index in range(self.desktops):
+                        self._episode_end(index, terminated, truncated, infos)
+            except MantisError as exc:  # a typed failure: the vector env closed itself
+                self.report.outcome("vector", f"failed: {type(exc).__name__}")
+            finally:
+                with self.lock:
+                    envs.close()
+                    self.envs = None
+            seed += self.desktops
+
+    def _episode_end(self, index: int, terminated: Any, truncated: Any, infos: dict) -> None:
+        if terminated[index]:
+            self.report.outcome("vector", "completed")
+        elif truncated[index]:
+            reasons = infos.get("truncated_reason")
+            reason = reasons[index] if reasons is not None else ""
+            if not reason:
+                reason = "time limit"  # TimeLimit's truncation carries no reason
+            elif "died" in reason:
+                reason = "truncated: " + reason.split(":")[0]
+            else:
+                reason = "truncated: " + reason.split(" over ")[0]
+            self.report.outcome("vector", reason)
+
+    def processes(self) -> set[int]:
+        pids: set[int] = set()
+        for worker in self.workers():
+            pids |= descendants(worker) | {worker}
+        return pids
+
+
+# -- the Ray pool ----------------------------------------------------------------------------
+class RaySide:
+    """A ``DesktopPool`` of Tk desktops as Ray actors on this one node, stepped at random."""
+
+    def __init__(self, desktops: int, report: Report, rng: random.Random) -> None:
+        import ray
+
+        from mantis_fast.gym import ClickTarget
+        from mantis_fast.gym.ray_pool import DesktopPool
+
+        self.report, self.rng = report, rng
+        ray.init(
+            num_cpus=2,
+            resources={"desktop": desktops},
+            include_dashboard=False,
+            log_to_driver=False,
+            _node_ip_address="127.0.0.1",
+        )
+        self.pool = DesktopPool(
+            desktops,
+            ClickTarget(),
+            observation_size=(320, 180),
+            step_timeout=STEP_BOUND,
+            start_timeout=120.0,
+        )
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="chaos-ray", daemon=True)
+
+    def actor_pids(self) -> list[int]:
+        try:
+            return [int(place["pid"]) for place in self.pool.where()]
+        except Exception:  # an actor being replaced: no target this time
+            return []
+
+    def _run(self) -> None:
+        from mantis_fast.errors import MantisError
+        from mantis_fast.gym.policies import random_pointer
+
+        try:
+            observations, _ = self.pool.reset(seed=self.rng.randrange(1 << 30))
+            while not self.stop.is_set():
+                actions = random_pointer(observations, self.pool.action_space)
+                started = time.monotonic()
+                observations, _, terminated, truncated, infos = self.pool.step(actions)
+                took = time.monotonic() - started
+                self.report.max_step_s = max(self.report.max_step_s, took)
+                for index, info in enumerate(infos):
+                    if terminated[index]:
+                        self.report.outcome("ray", "completed")
+                    elif truncated[index]:
+                        reason = info.get("truncated_reason") or "time limit"
+                        self.report.outcome("ray", "truncated: " + reason.split(":")[0][:60])
+        except MantisError as exc:
+            self.report.outcome("ray", f"failed: {type(exc).__name__}")
+            self.report.problems.append(f"the Ray pool failed: {type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        import ray
+
+        self.stop.set()
+        self.thread.join(timeout=STEP_BOUND * 3 + 60)
+        self.pool.close()
+        ray.shutdown()
+
+
+# -- the service -----------------------------------------------------------------------------
+class ServiceSide:
+    """``mantis-fast serve`` and its clients."""
+
+    def __init__(self, pool: int, queue: int, clients: int, report: Report, root: Path) -> None:
+        from mantis_fast.gym.miniwob import miniwob_html_dir
+
+        self.report = report
+        self.clients = clients
+        self.runs = root / "runs"
+        self.runs.mkdir(parents=True, exist_ok=True)
+        self.tmpfs = self._mount_small_tmpfs(self.runs)
+        self.page = (miniwob_html_dir() / "miniwob" / "click-test-2.html").as_uri()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MANTIS_")}
+        env["MANTIS_TOKEN"] = TOKEN
+        command = [
+            sys.executable,
+            "-m",
+            "mantis_fast.cli",
+            "serve",
+            "--port",
+            "0",
+            "--pool-size",
+            str(pool),
+            "--max-queue",
+            str(queue),
+            "--brain",
+            "miniwob-oracle",
+            "--runs-dir",
+            str(self.runs),
+            "--timeout",
+            str(REQUEST_TIMEOUT),
+        ]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        self.url = line.split()[1]
+        self.host, port = self.url.split("//")[1].split("/")[0].rsplit(":", 1)
+        self.port = int(port)
+        self.stop = threading.Event()
+        self.threads = [
+            threading.Thread(target=self._client, args=(i,), name=f"chaos-client-{i}", daemon=True)
+            for i in range(clients)
+        ]
+
+    @staticmethod
+    def _mount_small_tmpfs(path: Path) -> bool:
+        """The runs directory on an 8 MiB tmpfs, so "full" is reachable (root only)."""
+        if os.geteuid() != 0:
+            return False
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(path)], capture_output=True
+        )
+        return done.returncode == 0
+
+    def _client(self, index: int) -> None:
+        import httpx
+
+        seeds = iter(range(index * 100_000, (index + 1) * 100_000))
+        with httpx.Client(timeout=REQUEST_TIMEOUT + 30, headers={"X-Mantis-Token": TOKEN}) as c:
+            while not self.stop.is_set():
+                body = {
+                    "instruction": "Click button ONE.",
+                    "start_url": self.page,
+                    "max_steps": 5,
+                    "settle_time": 0.0,
+                    "seed": next(seeds),
+                    "timeout_seconds": REQUEST_TIMEOUT,
+                }
+                started = time.monotonic()
+                try:
+                    reply = c.post(self.url, json=body)
+                except httpx.HTTPError as exc:
+                    self.report.unanswered.append(f"{type(exc).__name__}: {exc}")
+                    time.sleep(0.5)
+                    continue
+                took = time.monotonic() - started
+                self.report.max_request_s = max(self.report.max_request_s, took)
+                # queued + episode within the timeout; 503 at once when the queue is full
+                if took > REQUEST_TIMEOUT + 5.0:
+                    self.report.late.append(f"{reply.status_code} after {took:.1f} s")
+                self._count(reply)
+                if reply.status_code == 503:
+                    time.sleep(0.2)
+
+    def _count(self, reply: Any) -> None:
+        status = reply.status_code
+        self.report.requests[str(status)] += 1
+        if status == 200:
+            data = reply.json()
+            what = data.get("termination_reason", "?")
+            self.report.outcome("service", f"request {what}")
+        elif status >= 400:
+            try:
+                reason = reply.json().get("error")
+            except ValueError:
+                reason = None
+            if not reason:
+                self.report.problems.append(
+                    f"a {status} reply without a reason: {reply.text!r:.200}"
+                )
+            self.report.outcome("service", f"request {status}")
+
+    def start(self) -> None:
+        for thread in self.threads:
+            thread.start()
+
+    def processes(self) -> set[int]:
+        return descendants(self.process.pid) if self.process.poll() is None else set()
+
+    # the request-level faults
+    def raw(self, payload: bytes, *, pause: float = 0.0, read: bool = True) -> bytes:
+        with socket.create_connection((self.host, self.port), timeout=60) as connection:
+            for i in range(0, len(payload), 64 if pause else len(payload) or 1):
+                connection.sendall(payload[i : i + (64 if pause else len(payload))])
+                if pause:
+                    time.sleep(pause)
+            if not read:
+                return b""
+            connection.shutdown(socket.SHUT_WR)
+            chunks = []
+            with contextlib.suppress(OSError):
+                while chunk := connection.recv(65536):
+                    chunks.append(chunk)
+            return b"".join(chunks)
+
+    def request_fault(self, kind: str) -> str:
+        head = (
+            f"POST /v1/cua HTTP/1.1\r\nHost: {self.host}\r\nX-Mantis-Token: {TOKEN}\r\n"
+            "Content-Type: application/json\r\n"
+        )
+        if kind == "malformed-request":
+            body = b'{"instruction": "x", "start_url":'
+            reply = self.raw(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        elif kind == "oversized-request":
+            body = b'{"instruction": "' + b"x" * (1 << 20) + b'"}'
+            reply = self.raw(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        elif kind == "truncated-request":
+            reply = self.raw(head.encode() + b'Content-Length: 500\r\n\r\n{"instr', read=False)
+        else:  # slow: a request's head a few bytes at a time, past the header timeout
+            reply = self.raw(head.encode() + b"Content-Length: 2\r\n\r\n{}", pause=0.5)
+        status = reply.split(b" ", 2)[1].decode() if reply.startswith(b"HTTP/") else "closed"
+        self.report.outcome("requests", f"{kind} -> {status}")
+        return status
+
+    def flood(self, count: int, hold: float) -> None:
+        sockets = []
+        try:
+            for _ in range(count):
+                with contextlib.suppress(OSError):
+                    sockets.append(socket.create_connection((self.host, self.port), timeout=5))
+            time.sleep(hold)
+        finally:
+            for each in sockets:
+                each.close()
+
+    def fill_disk(self, hold: float) -> None:
+        filler = self.runs / "filler"
+        with contextlib.suppress(OSError), open(filler, "wb") as out:
+            while True:
+                out.write(b"\0" * (1 << 20))
+        time.sleep(hold)
+        filler.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=REQUEST_TIMEOUT + 60)
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.report.problems.append("the service did not stop within 60 s of SIGTERM")
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self._check_run_logs()
+        if self.tmpfs:
+            subprocess.run(["umount", str(self.runs)], capture_output=True)
+
+    def _check_run_logs(self) -> None:
+        """Every run log readable to its last whole line."""
+        for log in self.runs.rglob("*.jsonl"):
+            lines = log.read_bytes().split(b"\n")
+            whole = lines[:-1]  # the part after the last newline may be cut by a full disk
+            for number, line in enumerate(whole, 1):
+                try:
+                    json.loads(line)
+                except ValueError:
+                    self.report.problems.append(f"{log}: line {number} is not JSON: {line!r:.80}")
+
+
+# -- the injector ----------------------------------------------------------------------------
+class Injector:
+    """One fault every ``interval`` seconds (seeded jitter), kinds drawn in a shuffled cycle."""
+
+    def __init__(
+        self,
+        kinds: list[str],
+        interval: float,
+        vector: VectorSide | None,
+        service: ServiceSide | None,
+        report: Report,
+        rng: random.Random,
+        once: bool = False,
+        ray: RaySide | None = None,
+    ) -> None:
+        self.kinds, self.interval, self.once = kinds, interval, once
+        self.ray = ray
+        self.done = threading.Event()  # once: every kind applied
+        self.vector, self.service, self.report, self.rng = vector, service, report, rng
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="chaos-injector", daemon=True)
+
+    def _run(self) -> None:
+        cycle: list[str] = []
+        applied_once: set[str] = set()
+        while not self.stop.wait(self.interval * self.rng.uniform(0.5, 1.5)):
+            if self.once and applied_once >= set(self.kinds):
+                self.done.set()
+                return
+            if not cycle:
+                cycle = [kind for kind in self.kinds if not (self.once and kind in applied_once)]
+                self.rng.shuffle(cycle)
+            kind = cycle.pop()
+            try:
+                applied = self.apply(kind)
+            except Exception as exc:  # the injector itself must not stop the run
+                self.report.problems.append(f"injecting {kind}: {type(exc).__name__}: {exc}")
+                continue
+            if applied:
+                applied_once.add(kind)
+            else:
+                self.report.skipped[kind] += 1
+                cycle.insert(0, kind)  # try it again later
+
+    def apply(self, kind: str) -> bool:
+        if kind in RAY_FAULTS:
+            return self.ray is not None and self._signal(kind, "ray", self.ray.actor_pids())
+        if kind in VECTOR_FAULTS:
+            if self.vector is None:
+                return False
+            if kind == "kill-worker":
+                targets = self.vector.workers()
+            else:
+                what = kind.split("-", 1)[1]
+                targets = find(what, self.vector.processes())
+            return self._signal(kind, "vector", targets)
+        assert self.service is not None
+        if kind.startswith("service-kill-"):
+            what = kind.removeprefix("service-kill-")
+            return self._signal(kind, "service", find(what, self.service.processes()))
+        side = "service" if kind in ("full-disk", "connection-flood") else "requests"
+        self.report.fault(kind, side)
+        if kind == "full-disk":
+            if not self.service.tmpfs:
+                return True  # counted: the disk cannot be filled here (no tmpfs)
+            threading.Thread(target=self.service.fill_disk, args=(10.0,), daemon=True).start()
+        elif kind == "connection-flood":
+            threading.Thread(target=self.service.flood, args=(200, 5.0), daemon=True).start()
+        else:
+            threading.Thread(target=self.service.request_fault, args=(kind,), daemon=True).start()
+        return True
+
+    def _signal(self, kind: str, side: str, targets: list[int]) -> bool:
+        if not targets:
+            return False
+        pid = self.rng.choice(targets)
+        if kind.startswith("stop-"):
+            os.kill(pid, signal.SIGSTOP)
+            self.report.fault(kind, side)
+
+            def resume() -> None:
+                time.sleep(STOP_FOR)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+
+            threading.Thread(target=resume, daemon=True).start()
+        else:
+            os.kill(pid, signal.SIGKILL)
+            self.report.fault(kind, side)
+        return True
+
+
+# -- the run ---------------------------------------------------------------------------------
+def run(
+    seconds: float,
+    *,
+    seed: int = 0,
+    desktops: int = 8,
+    pool: int = 4,
+    queue: int = 8,
+    clients: int = 50,
+    interval: float = 8.0,
+    kinds: list[str] | None = None,
+    once: bool = False,
+    ray_desktops: int = 4,
+) -> Report:
+    """The whole chaos run; the report says whether it passed (``report.ok``). ``once``: each
+    kind of fault once, then ``seconds`` more to see what follows (the short form)."""
+    rng = random.Random(seed)
+    report = Report(seconds, seed)
+    kinds = list(kinds or FAULTS)
+    before_segments, before_temp = _segments(), _temp_leftovers()
+    descriptors_before, rss_before = _descriptors(), _rss_kib()
+    with tempfile.TemporaryDirectory(prefix="chaos-") as root:
+        vector = VectorSide(desktops, report, rng) if desktops else None
+        service = ServiceSide(pool, queue, clients, report, Path(root)) if clients else None
+        ray = RaySide(ray_desktops, report, rng) if ray_desktops else None
+        if ray is None:
+            kinds = [kind for kind in kinds if kind not in RAY_FAULTS]
+        injector = Injector(kinds, interval, vector, service, report, rng, once=once, ray=ray)
+        try:
+            if vector is not None:
+                vector.thread.start()
+            if ray is not None:
+                ray.thread.start()
+            if service is not None:
+                service.start()
+            injector.thread.start()
+            if once:
+                injector.done.wait(timeout=interval * 1.5 * len(kinds) * 4 + 120)
+                if not injector.done.is_set():
+                    report.problems.append(f"not every fault could be injected: {report.skipped}")
+            time.sleep(seconds)
+        finally:
+            injector.stop.set()
+            injector.thread.join(timeout=30)
+            time.sleep(STOP_FOR + 1)  # every stopped process resumed
+            if vector is not None:
+                vector.stop.set()
+                vector.thread.join(timeout=STEP_BOUND * 3 + 60)
+                if vector.thread.is_alive():
+                    report.problems.append("the vector env did not stop")
+            if service is not None:
+                service.close()
+            if ray is not None:
+                ray.close()
+    time.sleep(1.0)
+    left = descendants(os.getpid())
+    report.leftovers = {
+        "processes": sorted(
+            {f"{pid} {' '.join(_cmdline(pid))[:80]}" for pid in left if _alive(pid)}
+        ),
+        "segments": sorted(_segments() - before_segments),
+        "temp": sorted(_temp_leftovers() - before_temp),
+        "descriptors": max(0, _descriptors() - descriptors_before - 8),
+        "rss_mib_growth_over_256": max(0, (_rss_kib() - rss_before) // 1024 - 256),
+    }
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=600.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--desktops", type=int, default=8)
+    parser.add_argument("--pool", type=int, default=4)
+    parser.add_argument("--queue", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--ray", type=int, default=4, help="Ray actors (0: no Ray pool)")
+    parser.add_argument("--interval", type=float, default=8.0, help="seconds between faults")
+    parser.add_argument("--json", help="write the report here")
+    parser.add_argument("--markdown", help="write the table here")
+    args = parser.parse_args(argv)
+    report = run(
+        args.seconds,
+        seed=args.seed,
+        desktops=args.desktops,
+        pool=args.pool,
+        queue=args.queue,
+        clients=args.clients,
+        interval=args.interval,
+        ray_desktops=args.ray,
+    )
+    print(report.markdown())
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=1) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(report.markdown() + "\n")
+    for problem in report.problems + report.unanswered + report.late:
+        print("PROBLEM:", problem)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
