@@ -110,7 +110,7 @@ class Chromium(Closing):
         self.executable = find_chromium(executable)
         # None once close() removed it
         self._profile: tempfile.TemporaryDirectory[str] | None = tempfile.TemporaryDirectory(
-            prefix="mantis-chromium-"
+            prefix=f"mantis-chromium-{os.getpid()}-"  # named for this process: see Xvfb's
         )
         self.process: subprocess.Popen[bytes] | None = None
         self.devtools: DevToolsPipe | None = None

@@ -10,10 +10,13 @@ The process tree is read from ``/proc/<pid>/task/<tid>/children`` (``child_pids`
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +32,8 @@ __all__ = [
     "child_processes",
     "descendant_pids",
     "relayed_error",
+    "remove_scratch_of",
+    "scratch_dirs",
     "stop_process",
     "stop_processes",
 ]
@@ -105,9 +110,52 @@ def child_processes(pid: int) -> list[DesktopProcess]:
     return found
 
 
+#: The scratch directories of a desktop's processes, named on their command lines: a
+#: Chromium's profile (``--user-data-dir``) and an Xvfb's auth directory (``-auth``). Their
+#: owner removes them on close; a process that died without closing (a killed worker) cannot.
+_SCRATCH_PREFIXES = ("mantis-chromium-", "mantis-xvfb-")
+
+
+def scratch_dirs(pid: int) -> list[str]:
+    """The mantis scratch directories in the temp dir that ``pid``'s command line names."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            argv = file.read().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+    named = []
+    for index, arg in enumerate(argv):
+        if arg.startswith("--user-data-dir="):
+            named.append(arg.split("=", 1)[1])
+        elif arg == "-auth" and index + 1 < len(argv):
+            named.append(os.path.dirname(argv[index + 1]))
+    temp = os.path.realpath(tempfile.gettempdir())
+    return [
+        path
+        for path in named
+        if os.path.dirname(os.path.realpath(path)) == temp
+        and os.path.basename(path).startswith(_SCRATCH_PREFIXES)
+    ]
+
+
+def remove_scratch_of(pid: int) -> None:
+    """Remove the scratch directories process ``pid`` made (``mantis-chromium-<pid>-*``,
+    ``mantis-xvfb-<pid>-*`` in the temp dir): for a process that died without closing what it
+    started (a killed worker or actor). Call it once ``pid`` is gone."""
+    temp = tempfile.gettempdir()
+    for prefix in _SCRATCH_PREFIXES:
+        for path in glob.glob(os.path.join(glob.escape(temp), f"{prefix}{pid}-*")):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def stop_processes(processes: Sequence[DesktopProcess], grace_s: float = 5.0) -> None:
     """SIGTERM, then SIGKILL what is left after ``grace_s`` seconds (``mf.Xvfb`` marked its
-    framebuffer segment for removal when it started: the segment goes with the server)."""
+    framebuffer segment for removal when it started: the segment goes with the server); then
+    remove the scratch directories they named (``scratch_dirs``), which their dead owner did
+    not."""
+    scratch = [
+        path for process in processes if process.alive() for path in scratch_dirs(process.pid)
+    ]
     for sig in (signal.SIGTERM, signal.SIGKILL):
         living = [process for process in processes if process.alive()]
         for process in living:
@@ -116,6 +164,8 @@ def stop_processes(processes: Sequence[DesktopProcess], grace_s: float = 5.0) ->
         deadline = time.monotonic() + grace_s
         while any(process.alive() for process in living) and time.monotonic() < deadline:
             time.sleep(0.02)
+    for path in scratch:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def relayed_error(

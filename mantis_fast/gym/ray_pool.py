@@ -86,18 +86,29 @@ def _ray() -> Any:
 
 # Kills the actor's desktop processes when the actor dies without closing them (kill -9, OOM):
 # Xvfb runs in its own session, so nothing else would. The actor writes the pids of its process
-# tree on every change; end of input means the actor is gone, and the last list is killed.
+# tree on every change; end of input means the actor is gone, and the last list is killed, then
+# the scratch directories they named (a Chromium's profile, an Xvfb's auth) are removed.
 _REAPER = """\
-import os, signal, sys
+import os, shutil, signal, sys
+actor = os.getppid()
 pids = []
 for line in sys.stdin:
     pids = [int(p) for p in line.split()]
+try:
+    from mantis_fast.gym.processes import remove_scratch_of, scratch_dirs
+    scratch = [path for pid in pids for path in scratch_dirs(pid)]
+except Exception:
+    remove_scratch_of, scratch = None, []
 for pid in pids:
     for kill in (os.killpg, os.kill):
         try:
             kill(pid, signal.SIGKILL)
         except OSError:
             pass
+for path in scratch:
+    shutil.rmtree(path, ignore_errors=True)
+if remove_scratch_of is not None:
+    remove_scratch_of(actor)
 """
 
 

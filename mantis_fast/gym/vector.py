@@ -68,6 +68,7 @@ from mantis_fast.gym.processes import (
     add_note,
     child_processes,
     relayed_error,
+    remove_scratch_of,
     stop_processes,
 )
 from mantis_fast.gym.registration import MAX_EPISODE_STEPS
@@ -397,6 +398,8 @@ class DesktopVectorEnv(AsyncVectorEnv):
         left = [process for processes in self._desktop_processes for process in processes]
         stop_processes(left)
         workers = {process.pid for process in self.processes if process.pid is not None}
+        for worker in workers:  # a killed worker's Chromium profiles and Xvfb auth dirs
+            remove_scratch_of(worker)
         _remove_orphan_segments({process.pid for process in left} | workers, self._created_at)
 
 

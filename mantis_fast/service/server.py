@@ -222,20 +222,33 @@ class DesktopSlots:
                     f"already wait (max_queue {self.max_queue})"
                 )
             self.waiting += 1
+            taken: list[_Slot] = []
+
+            def take() -> bool:
+                # The slot is marked busy here, under the condition's lock, in the moment the
+                # waiter sees it free: between this and the waiter's resuming, a newcomer's
+                # fast path (no lock) would otherwise take it too.
+                if self.closed or taken:
+                    return True
+                free = self._pick(kind)
+                if free is None:
+                    return False
+                free.busy = True
+                taken.append(free)
+                return True
+
             try:
                 async with self._changed:
-                    await asyncio.wait_for(
-                        self._changed.wait_for(lambda: self.closed or self._pick(kind)),
-                        max(timeout, 0.0),
-                    )
-                    if self.closed:
-                        raise ServiceBusy("the service is shutting down")
-                    slot = self._pick(kind)
-                    assert slot is not None
-                    slot.busy = True
-                    return slot
+                    await asyncio.wait_for(self._changed.wait_for(take), max(timeout, 0.0))
+            except BaseException:
+                if taken:  # taken as the wait was cut short: give it back
+                    await self.release(taken[0])
+                raise
             finally:
                 self.waiting -= 1
+            if not taken:  # woken by the close
+                raise ServiceBusy("the service is shutting down")
+            return taken[0]
         slot.busy = True
         return slot
 

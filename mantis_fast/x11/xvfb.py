@@ -223,7 +223,10 @@ class Xvfb:
             )
         read_fd, write_fd = os.pipe()
         width, height = self.size
-        cookie_dir = tempfile.mkdtemp(prefix="mantis-xvfb-") if self.private else None
+        # Named for this process: whoever outlives it (a vector env whose worker was killed)
+        # removes what it left (mantis_fast.gym.processes.remove_scratch_of).
+        private = self.private
+        cookie_dir = tempfile.mkdtemp(prefix=f"mantis-xvfb-{os.getpid()}-") if private else None
         cookie = new_cookie()
         if cookie_dir is not None:
             write_cookie_file(os.path.join(cookie_dir, "auth"), cookie)

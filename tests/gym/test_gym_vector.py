@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -216,6 +217,9 @@ def test_a_worker_killed_while_its_desktop_starts_leaves_nothing_behind() -> Non
         processes = remember(small)
         assert any(p.name == "Xvfb" for p in processes[1])
         assert not any(p.alive() for env in processes for p in env)
+        # nor the scratch directories the dead worker made (its Xvfb's auth directory)
+        temp = tempfile.gettempdir()
+        assert not [name for name in os.listdir(temp) if name.startswith(f"mantis-xvfb-{worker}-")]
     finally:
         killer.join()
         small.close()
@@ -452,3 +456,14 @@ def test_a_list_of_tasks_gives_each_env_its_own() -> None:
         assert [task.targets for task in envs.get_attr("task")] == [1, 3, 1]
     with pytest.raises(InvalidInputError, match="empty list of tasks"):
         make_vec(2, [])
+
+
+def test_a_dead_processs_scratch_directories_are_removed(tmp_path, monkeypatch) -> None:
+    from mantis_fast.gym.processes import remove_scratch_of
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    for name in ("mantis-chromium-41-a", "mantis-xvfb-41-b", "mantis-xvfb-410-c", "other-41-d"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "file").write_text("x")
+    remove_scratch_of(41)
+    assert sorted(os.listdir(tmp_path)) == ["mantis-xvfb-410-c", "other-41-d"]

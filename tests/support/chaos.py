@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import json
 import os
 import random
@@ -51,6 +52,8 @@ TASKS = ("click-test-2", "click-button", "enter-text", "focus-text")
 STEP_BOUND = 20.0
 #: A request's own timeout (``timeout_seconds``).
 REQUEST_TIMEOUT = 30.0
+#: What a side does within this many seconds of a fault is counted against the fault.
+ATTRIBUTION_S = 30.0
 #: Seconds a SIGSTOPped process stays stopped: past the step's bound.
 STOP_FOR = STEP_BOUND + 2.0
 RAY_FAULTS = ("kill-ray-actor",)
@@ -101,9 +104,13 @@ def descendants(pid: int) -> set[int]:
 
 def _cmdline(pid: int) -> list[str]:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return []
+    argv = raw.rstrip("\0").split("\0")
+    if len(argv) == 1:  # a process that rewrote its title (Chromium's helpers): one string
+        argv = argv[0].split(" ")
+    return argv
 
 
 def _state(pid: int) -> str:
@@ -159,7 +166,7 @@ def _segments() -> set[int]:
     from mantis_fast.x11.sysv_segments import segment_table
 
     uid = os.getuid()
-    return {entry.shmid for entry in segment_table() if entry.uid == uid}
+    return {entry.shmid for entry in segment_table() if entry.owner_uid == uid}
 
 
 # -- what happened ---------------------------------------------------------------------------
@@ -180,18 +187,23 @@ class Report:
     late: list[str] = field(default_factory=list)
     leftovers: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # typed failures, for the record
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    last_fault: dict[str, str] = field(default_factory=dict, repr=False)
+    last_fault: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
 
     def outcome(self, side: str, what: str) -> None:
-        """Count ``what`` against the last fault that hit ``side`` (or "no fault")."""
+        """Count ``what`` against the fault that last hit ``side`` within ``ATTRIBUTION_S``
+        (else against "no fault")."""
         with self.lock:
-            self.outcomes[self.last_fault.get(side, "no fault")][what] += 1
+            kind, when = self.last_fault.get(side, ("no fault", 0.0))
+            if time.monotonic() - when > ATTRIBUTION_S:
+                kind = "no fault"
+            self.outcomes[kind][what] += 1
 
     def fault(self, kind: str, side: str) -> None:
         with self.lock:
             self.injected[kind] += 1
-            self.last_fault[side] = kind
+            self.last_fault[side] = (kind, time.monotonic())
 
     @property
     def ok(self) -> bool:
@@ -212,6 +224,7 @@ class Report:
             "late": self.late,
             "leftovers": self.leftovers,
             "problems": self.problems,
+            "failures": self.failures,
             "ok": self.ok,
         }
 
@@ -268,10 +281,11 @@ class VectorSide:
 
         seed = self.rng.randrange(1 << 30)
         while not self.stop.is_set():
-            with self.lock:
-                self.envs = self._make()
-            envs = self.envs
+            envs = None
             try:
+                envs = self._make()  # not under the lock: the injector reads the workers
+                with self.lock:
+                    self.envs = envs
                 started = time.monotonic()
                 observations, _ = envs.reset(seed=seed)
                 self.report.max_reset_s = max(self.report.max_reset_s, time.monotonic() - started)
@@ -285,10 +299,14 @@ class VectorSide:
                         self._episode_end(index, terminated, truncated, infos)
             except MantisError as exc:  # a typed failure: the vector env closed itself
                 self.report.outcome("vector", f"failed: {type(exc).__name__}")
+                self.report.failures.append(f"vector env: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # untyped: a defect
+                self.report.problems.append(f"vector env: {type(exc).__name__}: {exc}")
             finally:
                 with self.lock:
-                    envs.close()
                     self.envs = None
+                if envs is not None:
+                    envs.close()
             seed += self.desktops
 
     def _episode_end(self, index: int, terminated: Any, truncated: Any, infos: dict) -> None:
@@ -348,14 +366,14 @@ class RaySide:
 
     def _run(self) -> None:
         from mantis_fast.errors import MantisError
-        from mantis_fast.gym.policies import random_pointer
 
+        self.pool.action_space.seed(self.rng.randrange(1 << 30))
         try:
-            observations, _ = self.pool.reset(seed=self.rng.randrange(1 << 30))
+            self.pool.reset(seed=self.rng.randrange(1 << 30))
             while not self.stop.is_set():
-                actions = random_pointer(observations, self.pool.action_space)
+                actions = [self.pool.action_space.sample() for _ in range(len(self.pool))]
                 started = time.monotonic()
-                observations, _, terminated, truncated, infos = self.pool.step(actions)
+                _, _, terminated, truncated, infos = self.pool.step(actions)
                 took = time.monotonic() - started
                 self.report.max_step_s = max(self.report.max_step_s, took)
                 for index, info in enumerate(infos):
@@ -364,8 +382,9 @@ class RaySide:
                     elif truncated[index]:
                         reason = info.get("truncated_reason") or "time limit"
                         self.report.outcome("ray", "truncated: " + reason.split(":")[0][:60])
-        except MantisError as exc:
-            self.report.outcome("ray", f"failed: {type(exc).__name__}")
+        except Exception as exc:  # the pool replaces dead actors: any failure is a defect
+            failed = "failed" if isinstance(exc, MantisError) else "untyped failure"
+            self.report.outcome("ray", f"{failed}: {type(exc).__name__}")
             self.report.problems.append(f"the Ray pool failed: {type(exc).__name__}: {exc}")
 
     def close(self) -> None:
@@ -410,7 +429,12 @@ class ServiceSide:
             "--timeout",
             str(REQUEST_TIMEOUT),
         ]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+        # Its log (a full runs directory makes it loud) goes to a file beside the runs.
+        log = os.environ.get("CHAOS_SERVE_LOG") or str(root / "serve.log")
+        self.log = open(log, "wb")  # noqa: SIM115 (closed in close())
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env
+        )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         self.url = line.split()[1]
@@ -424,11 +448,11 @@ class ServiceSide:
 
     @staticmethod
     def _mount_small_tmpfs(path: Path) -> bool:
-        """The runs directory on an 8 MiB tmpfs, so "full" is reachable (root only)."""
+        """The runs directory on a 64 MiB tmpfs, so "full" is reachable (root only)."""
         if os.geteuid() != 0:
             return False
         done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(path)], capture_output=True
+            ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(path)], capture_output=True
         )
         return done.returncode == 0
 
@@ -488,37 +512,44 @@ class ServiceSide:
         return descendants(self.process.pid) if self.process.poll() is None else set()
 
     # the request-level faults
-    def raw(self, payload: bytes, *, pause: float = 0.0, read: bool = True) -> bytes:
-        with socket.create_connection((self.host, self.port), timeout=60) as connection:
-            for i in range(0, len(payload), 64 if pause else len(payload) or 1):
-                connection.sendall(payload[i : i + (64 if pause else len(payload))])
-                if pause:
-                    time.sleep(pause)
-            if not read:
-                return b""
-            connection.shutdown(socket.SHUT_WR)
-            chunks = []
-            with contextlib.suppress(OSError):
-                while chunk := connection.recv(65536):
-                    chunks.append(chunk)
-            return b"".join(chunks)
-
     def request_fault(self, kind: str) -> str:
-        head = (
-            f"POST /v1/cua HTTP/1.1\r\nHost: {self.host}\r\nX-Mantis-Token: {TOKEN}\r\n"
-            "Content-Type: application/json\r\n"
-        )
-        if kind == "malformed-request":
-            body = b'{"instruction": "x", "start_url":'
-            reply = self.raw(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        elif kind == "oversized-request":
-            body = b'{"instruction": "' + b"x" * (1 << 20) + b'"}'
-            reply = self.raw(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        elif kind == "truncated-request":
-            reply = self.raw(head.encode() + b'Content-Length: 500\r\n\r\n{"instr', read=False)
-        else:  # slow: a request's head a few bytes at a time, past the header timeout
-            reply = self.raw(head.encode() + b"Content-Length: 2\r\n\r\n{}", pause=0.5)
-        status = reply.split(b" ", 2)[1].decode() if reply.startswith(b"HTTP/") else "closed"
+        """A request that is malformed, oversized, cut short or sent a few bytes at a time;
+        the status it got ("closed" when the server hung up without a reply)."""
+        headers = {"X-Mantis-Token": TOKEN, "Content-Type": "application/json"}
+        if kind in ("malformed-request", "oversized-request"):
+            body = (
+                b'{"instruction": "x", "start_url":'
+                if kind == "malformed-request"
+                else b'{"instruction": "' + b"x" * (1 << 20) + b'"}'
+            )
+            connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
+            try:
+                connection.request("POST", "/v1/cua", body=body, headers=headers)
+                status = str(connection.getresponse().status)
+            except (OSError, http.client.HTTPException):
+                status = "closed"
+            finally:
+                connection.close()
+        else:
+            head = (
+                f"POST /v1/cua HTTP/1.1\r\nHost: {self.host}\r\nX-Mantis-Token: {TOKEN}\r\n"
+                "Content-Type: application/json\r\n"
+            ).encode()
+            with socket.create_connection((self.host, self.port), timeout=60) as connection:
+                try:
+                    if kind == "truncated-request":  # a body promised and never sent
+                        connection.sendall(head + b'Content-Length: 500\r\n\r\n{"instr')
+                        connection.close()
+                        status = "closed"
+                    else:  # slow: the head a few bytes at a time, past the header timeout
+                        for i in range(0, len(head), 8):
+                            connection.sendall(head[i : i + 8])
+                            time.sleep(1.0)
+                        connection.sendall(b"Content-Length: 2\r\n\r\n{}")
+                        reply = connection.recv(4096)
+                        status = reply.split(b" ", 2)[1].decode() if reply else "closed"
+                except OSError:
+                    status = "closed"
         self.report.outcome("requests", f"{kind} -> {status}")
         return status
 
@@ -554,6 +585,7 @@ class ServiceSide:
             self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+        self.log.close()
         self._check_run_logs()
         if self.tmpfs:
             subprocess.run(["umount", str(self.runs)], capture_output=True)
@@ -717,14 +749,20 @@ def run(
             if ray is not None:
                 ray.close()
     time.sleep(1.0)
-    left = descendants(os.getpid())
+    # multiprocessing's forkserver and resource tracker serve every vector env this process
+    # makes: they are meant to live as long as it does.
+    left = {
+        pid for pid in descendants(os.getpid()) if "multiprocessing" not in " ".join(_cmdline(pid))
+    }
     report.leftovers = {
         "processes": sorted(
             {f"{pid} {' '.join(_cmdline(pid))[:80]}" for pid in left if _alive(pid)}
         ),
         "segments": sorted(_segments() - before_segments),
         "temp": sorted(_temp_leftovers() - before_temp),
-        "descriptors": max(0, _descriptors() - descriptors_before - 8),
+        # a few for what stays open by design (multiprocessing's forkserver pipe; Ray's client
+        # keeps its sockets after ray.shutdown() for the next ray.init)
+        "descriptors": max(0, _descriptors() - descriptors_before - (16 if ray_desktops else 8)),
         "rss_mib_growth_over_256": max(0, (_rss_kib() - rss_before) // 1024 - 256),
     }
     return report
