@@ -59,7 +59,7 @@ from mantis_fast.agent.engine import (
     InjectTooLarge,
     SeqMismatch,
 )
-from mantis_fast.agent.panel_connections import ConnectionGuard
+from mantis_fast.agent.panel_connections import ConnectionGuard, GuardedSite
 from mantis_fast.agent.parse import MAX_JSON_DEPTH, json_depth_ok
 
 __all__ = ["Panel"]
@@ -126,56 +126,30 @@ class Panel:
         self.app.router.add_get("/frame/{kind}.png", self.get_frame)
         self.app.router.add_post("/inject", self.post_inject)
         self.app.router.add_post("/annotated", self.post_annotated)
-        self._runner: web.AppRunner | None = None
-        self._listener: asyncio.Server | None = None
-        self.connections: ConnectionGuard | None = None
-        self.url = ""
-
-    async def start(self) -> str:
-        config = self.config
-        self._runner = web.AppRunner(
-            self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        server = self._runner.server
-        assert server is not None  # AppRunner.setup() made it
-        # aiohttp's protocol factory behind the guard, listening on a server of our own (a
-        # TCPSite would hand aiohttp's factory to the loop directly)
-        self.connections = ConnectionGuard(
-            server,
+        self.site = GuardedSite(
+            self.app,
             max_connections=config.panel_max_connections,
             header_timeout=config.panel_header_timeout_seconds,
             request_timeout=config.panel_request_timeout_seconds,
         )
-        self.connections.start()
-        loop = asyncio.get_running_loop()
-        try:
-            self._listener = await loop.create_server(self.connections, config.host, config.port)
-        except BaseException:  # the port is taken, say: leave nothing running
-            await self.close()
-            raise
-        host, port = self._listener.sockets[0].getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{port}/"
+        self.url = ""
+
+    @property
+    def connections(self) -> ConnectionGuard | None:
+        """The guard of the panel's connections while it listens."""
+        return self.site.guard
+
+    async def start(self) -> str:
+        self.url = await self.site.start(self.config.host, self.config.port) + "/"
         return self.url
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.close()  # no new connections
-            self._listener = None
-        if self._runner is not None:
-            await self._runner.cleanup()  # aiohttp's graceful close of its connections
-            self._runner = None
-        if self.connections is not None:
-            self.connections.close()  # and whatever is left (refused, unread responses)
-            self.connections = None
+        await self.site.close()
 
     # -- guard ------------------------------------------------------------------------------
     @web.middleware
     async def _guard(self, request: web.Request, handler) -> web.StreamResponse:
-        if self.connections is None:  # the panel is closing
-            return await self._checked(request, handler)
-        with self.connections.serving(request.protocol):  # the request's clock
+        with self.site.serving(request):  # the request's clock
             return await self._checked(request, handler)
 
     async def _checked(self, request: web.Request, handler) -> web.StreamResponse:

@@ -1,4 +1,5 @@
-"""The panel's connections: a cap on how many are open, and time limits on what a client owes.
+"""The HTTP servers' connections (the panel's, ``mantis-fast serve``'s, ``mantis-fast
+osworld-server``'s): a cap on how many are open, and time limits on what a client owes.
 
 aiohttp bounds neither. Its only clock is the keep-alive timer: 3630 s by default, and not
 started before a connection's first request in releases older than aio-libs/aiohttp#13681. So
@@ -32,7 +33,7 @@ from typing import Any
 
 from mantis_fast.agent.runlog import LOGGER_NAME
 
-__all__ = ["ConnectionGuard"]
+__all__ = ["ConnectionGuard", "GuardedSite"]
 
 log = logging.getLogger(LOGGER_NAME)
 
@@ -234,3 +235,83 @@ class ConnectionGuard:
         while True:
             await asyncio.sleep(self.tick)
             self.sweep()
+
+
+class GuardedSite:
+    """An aiohttp application served behind a ``ConnectionGuard``, on a listener of our own (a
+    ``TCPSite`` would hand aiohttp's protocol factory to the loop directly, past the guard).
+
+    The panel, ``mantis-fast serve`` and ``mantis-fast osworld-server`` listen through it.
+    ``start(host, port)`` returns the base URL; a request handler runs inside
+    ``serving(request)`` (the middleware's job) so the guard's request clock starts when its
+    head is in; ``close()`` stops listening, lets aiohttp close its connections gracefully, then
+    aborts whatever is left. ``stop_listening()`` alone refuses new connections first, for a
+    server with work of its own to end before its connections go.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        max_connections: int,
+        header_timeout: float,
+        request_timeout: float,
+    ) -> None:
+        self.app = app
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self.request_timeout = request_timeout
+        self.runner: Any = None
+        self.listener: asyncio.Server | None = None
+        self.guard: ConnectionGuard | None = None
+
+    async def start(self, host: str, port: int) -> str:
+        """Listen on ``host``:``port`` (0: any free port); ``http://host:port``."""
+        from aiohttp import web
+
+        self.runner = web.AppRunner(
+            self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
+        await self.runner.setup()
+        server = self.runner.server
+        assert server is not None  # AppRunner.setup() made it
+        self.guard = ConnectionGuard(
+            server,
+            max_connections=self.max_connections,
+            header_timeout=self.header_timeout,
+            request_timeout=self.request_timeout,
+        )
+        self.guard.start()
+        try:
+            self.listener = await asyncio.get_running_loop().create_server(self.guard, host, port)
+        except BaseException:  # the port is taken, say: leave nothing running
+            await self.close()
+            raise
+        bound_host, bound_port = self.listener.sockets[0].getsockname()[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        return f"http://{shown}:{bound_port}"
+
+    @contextlib.contextmanager
+    def serving(self, request: Any) -> Iterator[None]:
+        """Around one request (a middleware's): its clock starts now."""
+        guard = self.guard
+        if guard is None:  # closing
+            yield
+            return
+        with guard.serving(request.protocol):
+            yield
+
+    def stop_listening(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
+
+    async def close(self) -> None:
+        """Stop listening, close aiohttp's connections gracefully, abort what is left."""
+        self.stop_listening()
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
+        if self.guard is not None:
+            self.guard.close()
+            self.guard = None

@@ -31,7 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
-from mantis_fast.agent.panel_connections import ConnectionGuard
+from mantis_fast.agent.panel_connections import GuardedSite
 from mantis_fast.errors import ConfigError
 from mantis_fast.osworld.executor import PythonExecutor
 from mantis_fast.osworld.files import FilePolicy
@@ -155,11 +155,18 @@ def _token_sent(request: web.Request) -> str | None:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _guard(token: str | None) -> Any:
-    """The middleware: the token first, then a JSON body for every error a route raises."""
+def _guard(token: str | None, site: GuardedSite | None) -> Any:
+    """The middleware: the request's clock (``site``'s guard), the token, then a JSON body for
+    every error a route raises."""
 
     @web.middleware
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if site is None:
+            return await checked(request, handler)
+        with site.serving(request):
+            return await checked(request, handler)
+
+    async def checked(request: web.Request, handler: Handler) -> web.StreamResponse:
         if token:
             sent = _token_sent(request)
             if sent is None or not hmac.compare_digest(
@@ -209,9 +216,7 @@ class OSWorldServer:
         self.executor: PythonExecutor | None = None
         self.routes: OSWorldRoutes | None = None
         self.url: str | None = None
-        self._runner: web.AppRunner | None = None
-        self._listener: asyncio.AbstractServer | None = None
-        self.connections: ConnectionGuard | None = None
+        self.site: GuardedSite | None = None
 
     @property
     def display(self) -> str | None:
@@ -240,11 +245,13 @@ class OSWorldServer:
             self.release()
             raise
 
-    def app(self) -> web.Application:
-        """The routes as an application (after ``open``)."""
+    def app(self, site: GuardedSite | None = None) -> web.Application:
+        """The routes as an application (after ``open``); ``site``: the guard it is served
+        behind (its request clock), None when mounted in another app."""
         assert self.routes is not None, "open() first"
         app = web.Application(
-            middlewares=[_guard(self.config.token)], client_max_size=self.config.max_body_bytes
+            middlewares=[_guard(self.config.token, site)],
+            client_max_size=self.config.max_body_bytes,
         )
         self.routes.add_to(app)
         return app
@@ -253,41 +260,25 @@ class OSWorldServer:
         """Open the desktop and listen; the base URL (``http://host:port``)."""
         config = self.config
         await asyncio.to_thread(self.open)
-        self._runner = web.AppRunner(
-            self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        server = self._runner.server
-        assert server is not None
-        self.connections = ConnectionGuard(
-            server,
+        self.site = GuardedSite(
+            None,
             max_connections=config.max_connections,
             header_timeout=config.header_timeout,
             request_timeout=config.max_call_seconds + 30.0,
         )
-        self.connections.start()
+        self.site.app = self.app(self.site)
         try:
-            self._listener = await asyncio.get_running_loop().create_server(
-                self.connections, config.host, config.port
-            )
+            self.url = await self.site.start(config.host, config.port)
         except BaseException:
             await self.close()
             raise
-        host, port = self._listener.sockets[0].getsockname()[:2]
-        self.url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
         return self.url
 
     async def close(self) -> None:
         """Stop listening, then end the worker, the recorder and the private Xvfb."""
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        if self.connections is not None:
-            self.connections.close()
-            self.connections = None
+        if self.site is not None:
+            await self.site.close()
+            self.site = None
         await asyncio.to_thread(self.release)
 
     def release(self) -> None:

@@ -39,7 +39,7 @@ from aiohttp import web
 from mantis_fast import _validate
 from mantis_fast._validate import MAX_REQUEST_SECONDS
 from mantis_fast.agent.config import AgentConfig
-from mantis_fast.agent.panel_connections import ConnectionGuard
+from mantis_fast.agent.panel_connections import ConnectionGuard, GuardedSite
 from mantis_fast.agent.runlog import RunLog
 from mantis_fast.agent.vlm import VLMClient
 from mantis_fast.errors import ConfigError, MantisError, ServiceBusy
@@ -305,9 +305,13 @@ class CUAServer:
         self.app = web.Application(client_max_size=config.max_body_bytes, middlewares=[self._guard])
         self.app.router.add_post("/v1/cua", self.post_cua)
         self.app.router.add_get("/v1/health", self.get_health)
-        self._runner: web.AppRunner | None = None
-        self._listener: asyncio.Server | None = None
-        self.connections: ConnectionGuard | None = None
+        self.site = GuardedSite(
+            self.app,
+            max_connections=config.max_connections,
+            header_timeout=config.header_timeout,
+            # the longest a request may take: its timeout, its reply, the reclaim's start
+            request_timeout=config.max_timeout + 30.0,
+        )
         self._client: VLMClient | None = None
         self._model: LoopModel | None = None
         self._running: dict[asyncio.Future, threading.Event] = {}
@@ -318,37 +322,21 @@ class CUAServer:
         config = self.config
         self._client = VLMClient(config.agent)
         self._model = LoopModel(self._client, asyncio.get_running_loop())
-        self._runner = web.AppRunner(
-            self.app, access_log=None, handle_signals=False, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        server = self._runner.server
-        assert server is not None  # AppRunner.setup() made it
-        self.connections = ConnectionGuard(
-            server,
-            max_connections=config.max_connections,
-            header_timeout=config.header_timeout,
-            # the longest a request may take: its timeout, its reply, the reclaim's start
-            request_timeout=config.max_timeout + 30.0,
-        )
-        self.connections.start()
         try:
-            self._listener = await asyncio.get_running_loop().create_server(
-                self.connections, config.host, config.port
-            )
-        except BaseException:
+            self.url = await self.site.start(config.host, config.port)
+        except BaseException:  # the port is taken, say: the model client goes too
             await self.close()
             raise
-        host, port = self._listener.sockets[0].getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{port}"
         return self.url
+
+    @property
+    def connections(self) -> ConnectionGuard | None:
+        """The guard of the service's connections while it listens."""
+        return self.site.guard
 
     async def close(self) -> None:
         """Stop listening, cut every episode, close every desktop, then the model client."""
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
+        self.site.stop_listening()
         await self.pool.close()
         for cancel in self._running.values():
             cancel.set()
@@ -358,12 +346,7 @@ class CUAServer:
             await asyncio.wait(list(self._reclaims), timeout=3 * self.config.reclaim_grace + 10)
         for slot in self.pool.slots:
             await asyncio.to_thread(slot.discard)
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        if self.connections is not None:
-            self.connections.close()
-            self.connections = None
+        await self.site.close()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -371,10 +354,7 @@ class CUAServer:
     # -- guard --------------------------------------------------------------------------------
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        connections = self.connections
-        if connections is None:
-            return await self._checked(request, handler)
-        with connections.serving(request.protocol):
+        with self.site.serving(request):
             return await self._checked(request, handler)
 
     async def _checked(self, request: web.Request, handler: Any) -> web.StreamResponse:
