@@ -20,9 +20,7 @@ import base64
 import binascii
 import contextlib
 import hmac
-import ipaddress
 import logging
-import math
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -31,8 +29,11 @@ from typing import Any
 
 from aiohttp import web
 
+from mantis_fast import _validate
+from mantis_fast._validate import MAX_REQUEST_SECONDS
+from mantis_fast.agent.config import is_loopback
 from mantis_fast.agent.panel_connections import GuardedSite
-from mantis_fast.errors import ConfigError
+from mantis_fast.errors import ConfigError, InvalidInputError
 from mantis_fast.osworld.executor import PythonExecutor
 from mantis_fast.osworld.files import FilePolicy
 from mantis_fast.osworld.routes import BadRequest, OSWorldRoutes
@@ -45,31 +46,13 @@ log = logging.getLogger("mantis_fast.osworld")
 TOKEN_HEADER = "X-Mantis-Token"
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _bad(name: str, expected: str, value: Any) -> ConfigError:
+def _refused(name: str, expected: str, value: Any) -> ConfigError:
+    """The ``fail`` of ``mantis_fast._validate``'s checks, worded for a setting."""
     return ConfigError(f"osworld-server setting {name}: expected {expected}, got {value!r:.80}")
 
 
-def _whole(name: str, value: Any, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _bad(name, f"an integer in {low}..{high}", value)
-
-
-def _seconds(name: str, value: Any) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not (math.isfinite(value) and 0 < value <= 86_400)
-    ):
-        raise _bad(name, "a number of seconds in (0, 86400]", value)
+def _integer(name: str, value: Any, low: int, high: int) -> None:
+    _validate.integer(value, name, low=low, high=high, fail=_refused)
 
 
 @dataclass(frozen=True)
@@ -98,37 +81,27 @@ class OSWorldConfig:
     use_environment_display: bool = field(default=True, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.host, str) or not self.host:
-            raise _bad("host", "an address to bind", self.host)
-        if self.token is not None and not isinstance(self.token, str):
-            raise _bad("token", "a string", self.token)
-        if not _is_loopback(self.host) and not (self.token or "").strip():
+        _validate.text(self.host, "host", empty=False, fail=_refused)
+        if self.token is not None:
+            _validate.text(self.token, "token", fail=_refused)
+        if not is_loopback(self.host) and not (self.token or "").strip():
             raise ConfigError(
                 f"osworld-server refuses to bind {self.host!r} without a token: whoever reaches "
                 "it runs any command as you (pass --token, or bind 127.0.0.1)"
             )
-        _whole("port", self.port, 0, 65535)
-        if (
-            not isinstance(self.size, tuple)
-            or len(self.size) != 2
-            or any(
-                isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 32767
-                for v in self.size
-            )
-        ):
-            raise _bad("size", "(width, height), each an integer in 1..32767", self.size)
-        _seconds("max_call_seconds", self.max_call_seconds)
-        _seconds("header_timeout", self.header_timeout)
-        _whole("max_body_bytes", self.max_body_bytes, 1024, 1 << 40)
-        _whole("max_file_bytes", self.max_file_bytes, 1, 1 << 40)
-        _whole("max_output_bytes", self.max_output_bytes, 1024, 1 << 30)
-        _whole("max_connections", self.max_connections, 1, 65535)
-        if (
-            isinstance(self.pause, bool)
-            or not isinstance(self.pause, (int, float))
-            or not (math.isfinite(self.pause) and 0 <= self.pause <= 10)
-        ):
-            raise _bad("pause", "a number of seconds in [0, 10]", self.pause)
+        _integer("port", self.port, 0, 65535)
+        try:
+            size = _validate.size(self.size, "size", high=_validate.MAX_SCREEN_SIDE)
+        except InvalidInputError as exc:
+            raise ConfigError(f"osworld-server setting {exc}") from None
+        object.__setattr__(self, "size", size)
+        for name in ("max_call_seconds", "header_timeout"):
+            _validate.timeout(getattr(self, name), name, high=MAX_REQUEST_SECONDS, fail=_refused)
+        _integer("max_body_bytes", self.max_body_bytes, 1024, 1 << 40)
+        _integer("max_file_bytes", self.max_file_bytes, 1, 1 << 40)
+        _integer("max_output_bytes", self.max_output_bytes, 1024, 1 << 30)
+        _integer("max_connections", self.max_connections, 1, 65535)
+        _validate.timeout(self.pause, "pause", zero=True, high=10.0, fail=_refused)
         if self.file_roots is None:
             object.__setattr__(self, "file_roots", FilePolicy.default(1).roots)
 

@@ -14,8 +14,6 @@ from mantis_fast.osworld import OSWorldConfig, OSWorldServer
 from mantis_fast.x11.xvfb import Xvfb
 from tests.support.osworld_cases import SCREEN
 
-pytestmark = pytest.mark.x11
-
 
 @dataclass
 class Running:

@@ -715,6 +715,8 @@ def run(
     kinds = list(kinds or FAULTS)
     before_segments, before_temp = _segments(), _temp_leftovers()
     descriptors_before, rss_before = _descriptors(), _rss_kib()
+    # What already ran below this process (a test session's own Xvfb, say) is not the run's.
+    processes_before = descendants(os.getpid())
     with tempfile.TemporaryDirectory(prefix="chaos-") as root:
         vector = VectorSide(desktops, report, rng) if desktops else None
         service = ServiceSide(pool, queue, clients, report, Path(root)) if clients else None
@@ -752,7 +754,9 @@ def run(
     # multiprocessing's forkserver and resource tracker serve every vector env this process
     # makes: they are meant to live as long as it does.
     left = {
-        pid for pid in descendants(os.getpid()) if "multiprocessing" not in " ".join(_cmdline(pid))
+        pid
+        for pid in descendants(os.getpid()) - processes_before
+        if "multiprocessing" not in " ".join(_cmdline(pid))
     }
     report.leftovers = {
         "processes": sorted(
