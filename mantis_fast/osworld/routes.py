@@ -112,6 +112,25 @@ async def json_body(request: web.Request) -> dict[str, Any]:
     return data
 
 
+async def _acquire_within(lock: asyncio.Lock, timeout: float) -> bool:
+    """``lock`` acquired within ``timeout`` seconds, or False; never left held by a wait that
+    was cut short (``asyncio.wait_for`` before Python 3.12 can lose an acquisition that
+    completes as the timeout fires, and the lock with it)."""
+    acquiring = asyncio.ensure_future(lock.acquire())
+    try:
+        done, _ = await asyncio.wait({acquiring}, timeout=timeout)
+    except BaseException:  # this request was cancelled while it waited
+        done = set()
+        raise
+    finally:
+        if not done:
+            acquiring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                if await asyncio.shield(acquiring):
+                    lock.release()  # it got the lock as it was being cancelled
+    return bool(done)
+
+
 def _field(data: dict[str, Any], name: str, kinds: tuple[type, ...], default: Any) -> Any:
     value = data.get(name, default)
     wrong_type = not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
@@ -183,10 +202,8 @@ class OSWorldRoutes:
         """``executor.run`` when the calls before it are done, all within ``timeout``."""
         loop = asyncio.get_running_loop()
         started = loop.time()
-        try:
-            await asyncio.wait_for(self._python_turn.acquire(), timeout)
-        except asyncio.TimeoutError:
-            raise ExecutorBusy(f"other pyautogui calls held the executor for {timeout} s") from None
+        if not await _acquire_within(self._python_turn, timeout):
+            raise ExecutorBusy(f"other pyautogui calls held the executor for {timeout} s")
         try:
             left = max(timeout - (loop.time() - started), 0.001)
             return await asyncio.to_thread(self.executor.run, code, left, fresh=fresh)

@@ -142,3 +142,24 @@ def test_the_directory_tree_survives_a_link_loop_and_has_a_bound(tmp_path, monke
     with pytest.raises(TooManyEntries, match="more than 2 entries"):
         directory_tree(tmp_path, "top")
     assert MAX_ENTRIES == 100_000
+
+
+def test_the_executor_turn_is_taken_within_its_time_or_not_at_all() -> None:
+    import asyncio
+
+    from mantis_fast.osworld.routes import _acquire_within
+
+    async def scenario() -> None:
+        lock = asyncio.Lock()
+        assert await _acquire_within(lock, 1.0) and lock.locked()
+        assert not await _acquire_within(lock, 0.05)  # held: refused in time
+        lock.release()
+        for delay in (0.0, 0.001, 0.01):  # a release near the deadline: taken or refused,
+            await lock.acquire()  # never taken and lost
+            asyncio.get_running_loop().call_later(delay, lock.release)
+            if await _acquire_within(lock, 0.005):
+                lock.release()
+            await asyncio.sleep(0.02)
+            assert not lock.locked()
+
+    asyncio.run(scenario())
