@@ -18,7 +18,7 @@ KERNELS := $(shell find src_cython -name '_*.pyx')
 # built modules with mypy's stubtest.
 STUB_MODULES := $(subst /,.,$(patsubst src_cython/%.pyx,mantis_fast/%,$(KERNELS)))
 
-.PHONY: test test-fast soak chaos demo bench lint docs build suites system-deps clean wheel wheel-test
+.PHONY: test test-fast test-range soak chaos demo bench lint docs build suites system-deps clean wheel wheel-test
 
 system-deps:
 	@missing=0; for b in $(SYSTEM_BINARIES); do command -v $$b >/dev/null 2>&1 || missing=1; done; \
@@ -59,9 +59,19 @@ test: system-deps build suites
 
 # The pure layers' tests alone, with no X server on the machine (a test that tries to start
 # one fails): seconds, for the edit-test loop. `make test` remains what CI runs.
+PURE_TESTS := tests/pixels tests/geometry tests/loops tests/actions tests/package/test_architecture.py
 test-fast: build
-	MANTIS_TEST_NO_X=1 $(PY) -m pytest -m "not x11 and not slow" -q \
-		tests/pixels tests/geometry tests/loops tests/actions tests/package/test_architecture.py
+	MANTIS_TEST_NO_X=1 $(PY) -m pytest -m "not x11 and not slow" -q $(PURE_TESTS)
+
+# The dependency range pyproject.toml declares, tested at both ends (tests/support/dependency_range.py;
+# ~5 minutes): a wheel built from the sdist for the oldest declared Python with every core
+# dependency at its floor, and for the newest with the newest releases, each in a fresh venv
+# running the core path and the pure layers' tests (the floor also on Pillow 11 and 12).
+RANGE_SDIST := build/range/sdist
+test-range: system-deps $(STAMP)
+	rm -rf $(RANGE_SDIST)
+	$(PY) -m build --sdist --outdir $(RANGE_SDIST) .
+	$(PY) -m tests.support.dependency_range --sdist $(RANGE_SDIST)/*.tar.gz --tests $(PURE_TESTS)
 
 # Long runs asserting flat descriptors, RSS and SysV segments (tests/package/test_soak.py; minutes).
 soak: system-deps build

@@ -30,6 +30,7 @@ scheduler, and far larger ones make libgomp abort the process.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from numbers import Integral, Rational, Real
 from typing import Any, NoReturn
@@ -132,6 +133,18 @@ def _raise(fail: Fail, what: str, expectation: str, value: object) -> NoReturn:
 def is_int(value: object) -> bool:
     """An integer (Python's or numpy's), not a bool."""
     return type(value) is int or (isinstance(value, Integral) and not isinstance(value, bool))
+
+
+def as_index(value: object) -> int | None:
+    """``operator.index(value)`` for an integer (Python's, numpy's, any ``__index__``); None
+    for anything else, bools included (numpy 1.x still lets its bools index, with a
+    warning)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
 
 
 def is_real(value: object) -> bool:

@@ -32,10 +32,9 @@ such as ``{"type": "click", "x": 10, "y": 20, "reasoning": "..."}``.
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
-from mantis_fast._validate import integer, optional_flag
+from mantis_fast._validate import as_index, integer, optional_flag
 from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.loops._loop import DriftRing
@@ -302,17 +301,14 @@ class LoopDetector:
     def _check_window(self, window: Any, name: str = "window") -> int:
         if type(window) is int and 2 <= window <= self.history:
             return window
-        if isinstance(window, bool):
+        value = as_index(window)
+        if value is None:
             raise InvalidInputError(f"{name} must be an int, got {_shown(window)}")
-        try:
-            window = operator.index(window)
-        except TypeError:
-            raise InvalidInputError(f"{name} must be an int, got {_shown(window)}") from None
-        if window < 2 or window > self.history:
+        if value < 2 or value > self.history:
             raise InvalidInputError(
                 f"{name} must be in [2, history={self.history}], got {_shown(window)}"
             )
-        return window
+        return value
 
     def _drift(self, window: int) -> bool:
         ring = self._drift_ring

@@ -11,13 +11,12 @@ when a keyword is found, ``tol`` itself otherwise). ``MANTIS_ADAPTIVE_CLICK_TOL`
 from __future__ import annotations
 
 import math
-import operator
 from numbers import Real
 from typing import Any
 
 import numpy as np
 
-from mantis_fast._validate import MAX_SIDE
+from mantis_fast._validate import MAX_SIDE, as_index
 from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.loops.toggles import toggle_enabled
@@ -67,11 +66,8 @@ def adaptive_click_tol_enabled() -> bool:
 
 
 def _check_floor(floor: Any) -> int:
-    try:
-        value = operator.index(floor)
-    except TypeError:
-        value = -1
-    if isinstance(floor, bool) or not 0 <= value <= MAX_CLICK_TOL_PX:
+    value = as_index(floor)
+    if value is None or not 0 <= value <= MAX_CLICK_TOL_PX:
         raise InvalidInputError(
             f"floor must be an int in 0..{MAX_CLICK_TOL_PX}, got {_shown(floor)}"
         )

@@ -23,14 +23,13 @@ False, without running a kernel or allocating scratch for it).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mantis_fast._validate import integer, optional_flag
+from mantis_fast._validate import as_index, integer, optional_flag
 from mantis_fast._validate import shown as _shown
 from mantis_fast.errors import InvalidInputError
 from mantis_fast.loops import _loop
@@ -60,15 +59,10 @@ __all__ = [
 def _check_window(window: Any) -> int:
     """An int >= 2, of any size: a window longer than the trajectory flags nothing (the
     functions then skip the kernels, which take a C ``Py_ssize_t`` and O(window) scratch)."""
-    if isinstance(window, bool):
+    value = as_index(window)
+    if value is None or value < 2:
         raise InvalidInputError(f"window must be an int >= 2, got {_shown(window)}")
-    try:
-        window = operator.index(window)
-    except TypeError:
-        raise InvalidInputError(f"window must be an int >= 2, got {_shown(window)}") from None
-    if window < 2:
-        raise InvalidInputError(f"window must be an int >= 2, got {_shown(window)}")
-    return window
+    return value
 
 
 def _array_1d(name: str, values: Any) -> np.ndarray:

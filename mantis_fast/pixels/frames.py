@@ -28,7 +28,11 @@ Definitions (so other tools can reproduce a hash):
   the fourth byte never matters), ``(H, W, 3)`` (``"RGB"`` by default) or grey ``(H, W)``.
 
 ``phash_64`` is, for an RGB image, ``Image.fromarray(rgb).convert("L").resize((9, 8))`` with
-Pillow 13's defaults, then the bits and bucket below:
+the installed Pillow's defaults, then the bits and bucket below. The kernel follows Pillow 10,
+11, 12 and 13 (their arithmetic differs only in the pass order below); which one is installed
+is recognised on the first call by resizing probe images with it, and where neither order
+reproduces it (a later Pillow that changed its resampler) the thumbnail is computed by that
+Pillow itself: the hash is always upstream's on the Pillow at hand.
 
 - Grey is Pillow's ``convert("L")``: ``(19595 R + 38470 G + 7471 B + 32768) >> 16``.
 - The 9x8 thumbnail is Pillow's BICUBIC resampling (Keys, a = -0.5) of the grey image: per
@@ -38,8 +42,8 @@ Pillow 13's defaults, then the bits and bucket below:
   away from zero to 22-bit fixed point; each pass sums in int32 from ``2**21`` and clips
   ``sum >> 22`` to a byte. The horizontal pass runs first, over just the rows the vertical
   pass reads, unless the height shrinks by more than twice as many pixels as the width
-  (``H - 8 > 2 * (W - 9)``, Pillow 13's rule); a pass whose axis is already 9 (or 8) is
-  skipped.
+  (``H - 8 > 2 * (W - 9)``, Pillow 13's rule; Pillow 10 to 12 always run the horizontal pass
+  first); a pass whose axis is already 9 (or 8) is skipped.
 - Bit ``8 r + c`` counted from the least significant is set when thumbnail pixel ``(r, c)`` is
   strictly brighter than ``(r, c + 1)``; the bucket is ``min(sum of the 72 pixels // 72 // 16,
   15)``; the hash is ``f"{bits:016x}{bucket:x}"``.
@@ -65,6 +69,13 @@ _MAX_ROWS = 16843008  # 32-bit column totals in the kernel: 255 * rows < 2**32
 _MAX_COLUMNS = 2**31 - 1  # the kernel's cell bounds are int32
 # Pillow passes image sizes to its resampler as C floats: past 2**24 they round.
 _PHASH_MAX_SIDE = 2**24
+# How the installed Pillow resamples, found on the first phash_64 call (_pillow_pass_order).
+_UNPROBED = -1
+_pass_order: int | None = _UNPROBED
+# Probe geometries (height, width): tall ones, where Pillow 13 runs the vertical pass first and
+# Pillow 10 to 12 the horizontal one, others where both run it second, and small ones that
+# upscale an axis or skip a pass.
+_PROBES = ((9, 8), (13, 7), (100, 7), (300, 140), (61, 17), (31, 33), (240, 320), (2, 3), (8, 40))
 # One thread: a 1080p frame takes well under a millisecond, and the loop detector hashes every
 # step while the rest of the agent (capture, model client) wants the other cores.
 _THREADS = 1
@@ -255,7 +266,8 @@ def phash_64(image: Any, src_format: str | None = None) -> str:
     Notes
     -----
     For an RGB image, the hash of ``Image.fromarray(rgb).convert("L").resize((9, 8))`` with
-    Pillow 13's defaults (BICUBIC resampling): bit ``8 r + c`` counted from the least
+    the installed Pillow's defaults (BICUBIC resampling; Pillow 10 to 13 reproduced natively,
+    another computed through Pillow itself): bit ``8 r + c`` counted from the least
     significant is set when thumbnail pixel ``(r, c)`` is strictly brighter than
     ``(r, c + 1)``; the bucket is ``min(sum of the 72 pixels // 72 // 16, 15)``. The module
     docstring of ``mantis_fast.pixels.frames`` defines the grey conversion and the
@@ -276,12 +288,47 @@ def phash_64(image: Any, src_format: str | None = None) -> str:
         raise InvalidInputError(
             f"image: sides must be at most {_PHASH_MAX_SIDE}, got shape {image.shape}"
         )
-    if image.ndim == 2:
-        return _phash.phash_64(rows, 1, 0, 0, 0)
-    order = channel_format(src_format, image.shape[2])
-    return _phash.phash_64(
-        rows, image.shape[2], order.index("R"), order.index("G"), order.index("B")
-    )
+    channels = 1 if image.ndim == 2 else image.shape[2]
+    r = g = b = 0
+    if channels > 1:
+        order = channel_format(src_format, channels)
+        r, g, b = order.index("R"), order.index("G"), order.index("B")
+    pass_order = _pillow_pass_order()
+    if pass_order is None:  # a Pillow whose resampler no kernel variant reproduces
+        return _phash.hash_of(_pillow_thumbnail(image, r, g, b))
+    return _phash.phash_64(rows, channels, r, g, b, pass_order)
+
+
+def _pillow_thumbnail(image: np.ndarray, r: int, g: int, b: int) -> np.ndarray:
+    """Upstream's thumbnail computed by the installed Pillow itself."""
+    from PIL import Image
+
+    if image.ndim == 3:
+        image = np.ascontiguousarray(image[..., [r, g, b]])
+    return np.ascontiguousarray(Image.fromarray(image).convert("L").resize((9, 8)))
+
+
+def _pillow_pass_order() -> int | None:
+    """The kernel's pass order that reproduces the installed Pillow: 0 Pillow 13's rule, 1 the
+    horizontal pass always first (Pillow 10 to 12), None when neither does (then hashes go
+    through Pillow itself, never a silently different hash). Decided once by resizing probe
+    images with the installed Pillow, so a Pillow generation is recognised by its arithmetic,
+    not its version string."""
+    global _pass_order
+    if _pass_order == _UNPROBED:
+        rng = np.random.default_rng(0)
+        probes = [rng.integers(0, 256, (h, w, 3), np.uint8) for h, w in _PROBES]
+        expected = [_pillow_thumbnail(rgb, 0, 1, 2) for rgb in probes]
+        matching = [
+            order
+            for order in (0, 1)
+            if all(
+                np.array_equal(_phash.thumbnail(rgb.reshape(len(rgb), -1), 3, 0, 1, 2, order), t)
+                for rgb, t in zip(probes, expected, strict=True)
+            )
+        ]
+        _pass_order = matching[0] if matching else None
+    return _pass_order
 
 
 def changed_bbox(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int] | None:

@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The kernel behind mantis_fast.pixels.frames.phash_64: Pillow's ``convert("L")`` followed by
-``resize((9, 8))`` (default BICUBIC, as Pillow 13 computes it), reproduced bit for bit without
-building either image. Frames arrive as 2-D byte-row views (H, W * channels) with any row
-stride and contiguous bytes within a row.
+``resize((9, 8))`` (default BICUBIC), reproduced bit for bit without building either image, in
+the pass order of Pillow 13 or of Pillow 10 to 12 (``order``). Frames arrive as 2-D byte-row
+views (H, W * channels) with any row stride and contiguous bytes within a row.
 
 Pillow resamples in two separable passes with fixed-point coefficients, the first one's results
 clipped to bytes: usually the horizontal pass over just the source rows the vertical pass
@@ -157,8 +157,8 @@ cdef inline void horizontal_row(const int16_t* grey, uint8_t* out, const int32_t
 def thumbnail(const uint8_t[:, :] img, int channels, int r, int g, int b, int order=0):
     """uint8 (8, 9): ``Image.fromarray(rgb).convert("L").resize((9, 8))`` of the frame, whose
     channels ``r``, ``g``, ``b`` are at those byte offsets in a pixel (ignored for grey).
-    ``order`` 1 or 2 forces the horizontal or the vertical pass first (tests); 0 chooses as
-    Pillow does."""
+    ``order`` 0 chooses the first pass as Pillow 13 does, 1 runs the horizontal pass first
+    always (Pillow 10 to 12), 2 the vertical pass first always (tests)."""
     cdef Py_ssize_t height = img.shape[0], width = img.shape[1] // channels
     cdef Py_ssize_t stride = img.strides[0]
     cdef const uint8_t* base = &img[0, 0]
@@ -252,14 +252,20 @@ def thumbnail(const uint8_t[:, :] img, int channels, int r, int g, int b, int or
     return out_arr
 
 
-def phash_64(const uint8_t[:, :] img, int channels, int r, int g, int b):
-    """Upstream Mantis's 17 hex characters from the thumbnail: bit ``8 * row + c`` (from the
-    least significant) set when pixel ``c`` is brighter than pixel ``c + 1``, then the mean
+def phash_64(const uint8_t[:, :] img, int channels, int r, int g, int b, int order=0):
+    """Upstream Mantis's 17 hex characters for the frame (`hash_of` its `thumbnail`)."""
+    return hash_of(thumbnail(img, channels, r, g, b, order))
+
+
+def hash_of(const uint8_t[:, ::1] t):
+    """Upstream Mantis's 17 hex characters from an (8, 9) thumbnail: bit ``8 * row + c`` (from
+    the least significant) set when pixel ``c`` is brighter than pixel ``c + 1``, then the mean
     grey // 16 (at most 15)."""
-    cdef uint8_t[:, ::1] t = thumbnail(img, channels, r, g, b)
     cdef unsigned long long bits = 0
     cdef long total = 0
     cdef int row, c
+    if t.shape[0] != OUT_H or t.shape[1] != OUT_W:
+        raise ValueError(f"thumbnail must be ({OUT_H}, {OUT_W}), got ({t.shape[0]}, {t.shape[1]})")
     for row in range(OUT_H):
         for c in range(OUT_W):
             total += t[row, c]

@@ -169,11 +169,11 @@ def test_integral_float_sizes_are_accepted_as_upstream_accepts_them(brain, as_in
     [
         ((1280.5, 720), "1280.5", "is not a whole number of pixels"),
         ((1280, 719.999), "719.999", "is not a whole number of pixels"),
-        ((np.float32(0.5), 720), "np.float32(0.5)", "is not a whole number of pixels"),
+        ((np.float32(0.5), 720), repr(np.float32(0.5)), "is not a whole number of pixels"),
         ((Fraction(1, 3), 720), "Fraction(1, 3)", "is not a whole number of pixels"),
         ((math.nan, 720), "nan", "is not finite"),
         ((1280, math.inf), "inf", "is not finite"),
-        ((np.float64(-math.inf), 720), "np.float64(-inf)", "is not finite"),
+        ((np.float64(-math.inf), 720), repr(np.float64(-math.inf)), "is not finite"),
     ],
     ids=repr,
 )

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import numpy as np
+import PIL
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
 from mantis_fast import Capture, InvalidInputError
-from mantis_fast.pixels import _phash, phash_64
+from mantis_fast.pixels import _phash, frames, phash_64
 from tests.support.tk_app import Recorder
 from tests.support.xpaint import draw_text, paint_root, test_pattern
 
 SETTINGS = settings(max_examples=150, deadline=None)
+# The kernel's pass order for the Pillow installed here (the suite runs on Pillow 10 to 13).
+PASS_ORDER = frames._pillow_pass_order()
 BGRX_TO_RGB = np.s_[..., 2::-1]
 
 
@@ -76,7 +79,7 @@ SIZES = [
 def test_noise_and_screens_match_upstream(height: int, width: int) -> None:
     for seed, frame in enumerate((noise(height, width), screen_like(height, width, seed=1))):
         rgb = frame[BGRX_TO_RGB]
-        thumb = _phash.thumbnail(frame.reshape(height, -1), 4, 2, 1, 0)
+        thumb = _phash.thumbnail(frame.reshape(height, -1), 4, 2, 1, 0, PASS_ORDER)
         np.testing.assert_array_equal(thumb, reference_thumbnail(rgb), err_msg=f"seed {seed}")
         assert phash_64(frame) == reference_rgb(rgb)
 
@@ -130,12 +133,14 @@ def test_hypothesis_images_match(height, width, channels, kind, seed) -> None:
     seed=st.integers(0, 2**32 - 1),
 )
 def test_pass_order_boundary(height, slack, seed) -> None:
-    # Pillow 13 resamples vertically first when H - 8 > 2 * (W - 9): probe the edge of that.
+    # Pillow 13 resamples vertically first when H - 8 > 2 * (W - 9): probe the edge of that
+    # (Pillow 10 to 12 always horizontally first).
     width = max(1, (height - 8) // 2 + 9 + slack)
     grey = np.random.default_rng(seed).integers(0, 256, (height, width), np.uint8)
     assert phash_64(grey) == reference(Image.fromarray(grey))
     np.testing.assert_array_equal(
-        _phash.thumbnail(grey, 1, 0, 0, 0), np.asarray(Image.fromarray(grey).resize((9, 8)))
+        _phash.thumbnail(grey, 1, 0, 0, 0, PASS_ORDER),
+        np.asarray(Image.fromarray(grey).resize((9, 8))),
     )
 
 
@@ -179,6 +184,46 @@ def test_flat_images_differ_only_in_the_bucket() -> None:
         grey = np.full((50, 70), value, np.uint8)
         assert phash_64(grey) == "0" * 16 + f"{min(value // 16, 15):x}"
         assert phash_64(grey) == reference(Image.fromarray(grey))
+
+
+# -- the installed Pillow's generation ---------------------------------------------------------
+
+
+def test_the_installed_pillows_generation_is_recognised() -> None:
+    # Pillow 13 chose the first pass by the shape; 10, 11 and 12 always ran the horizontal one
+    # first (make test-range runs this file on each).
+    expected = 0 if int(PIL.__version__.split(".")[0]) >= 13 else 1
+    assert expected == PASS_ORDER, PIL.__version__
+    tall = noise(100, 7, 3, seed=5)  # a geometry where the two orders give different bits
+    flat = tall.reshape(100, -1)
+    assert not np.array_equal(
+        _phash.thumbnail(flat, 3, 0, 1, 2, 0), _phash.thumbnail(flat, 3, 0, 1, 2, 1)
+    )
+    np.testing.assert_array_equal(
+        _phash.thumbnail(flat, 3, 0, 1, 2, PASS_ORDER), reference_thumbnail(tall)
+    )
+
+
+def test_an_unknown_pillow_is_asked_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Pillow whose resize the kernel does not reproduce (here: bilinear by default): the
+    # probe finds no matching variant and every hash is computed through that Pillow.
+    resize = Image.Image.resize
+
+    def bilinear_resize(self: Image.Image, size, resample=None, *args, **kwargs):
+        return resize(self, size, Image.Resampling.BILINEAR if resample is None else resample)
+
+    monkeypatch.setattr(Image.Image, "resize", bilinear_resize)
+    monkeypatch.setattr(frames, "_pass_order", frames._UNPROBED)
+    assert frames._pillow_pass_order() is None
+    for height, width in [(1080, 1920), (100, 7), (5, 3)]:
+        frame = screen_like(height, width, seed=2)
+        rgb = frame[BGRX_TO_RGB]
+        assert reference_rgb(rgb) != _phash.phash_64(frame.reshape(height, -1), 4, 2, 1, 0)
+        assert phash_64(frame) == reference_rgb(rgb)
+        assert phash_64(np.ascontiguousarray(rgb)) == reference_rgb(rgb)
+        grey = np.ascontiguousarray(rgb[..., 0])
+        assert phash_64(grey) == reference(Image.fromarray(grey))
+        assert phash_64(Image.fromarray(np.ascontiguousarray(rgb))) == reference_rgb(rgb)
 
 
 def test_is_not_frame_hash() -> None:
