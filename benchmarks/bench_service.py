@@ -12,17 +12,15 @@ Mantis's service is not published; this is the figure a change of the service's 
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.support.serve_process import ServeProcess
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian package 'chromium' missing")
@@ -37,20 +35,12 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Cl
 
     page = (miniwob_html_dir() / "miniwob" / "click-test-2.html").as_uri()
     runs: Path = tmp_path_factory.mktemp("runs")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MANTIS_")}
-    env["MANTIS_TOKEN"] = TOKEN
-    serve = ["serve", "--port", "0", "--pool-size", "1", "--brain", "miniwob-oracle"]
-    command = [sys.executable, "-m", "mantis_fast.cli", *serve, "--runs-dir", str(runs)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-    assert process.stdout is not None
-    try:
-        url = process.stdout.readline().split()[1]
-        with httpx.Client(timeout=60, headers={"X-Mantis-Token": TOKEN}) as client:
-            yield client, url, page
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(30)
-        process.stdout.close()
+    args = ["--port", "0", "--pool-size", "1", "--brain", "miniwob-oracle", "--runs-dir", str(runs)]
+    with (
+        ServeProcess(args, TOKEN) as served,
+        httpx.Client(timeout=60, headers={"X-Mantis-Token": TOKEN}) as client,
+    ):
+        yield client, served.url, page
 
 
 def test_cua_request_on_a_reused_desktop(benchmark, service, report_as) -> None:

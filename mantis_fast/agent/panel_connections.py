@@ -20,6 +20,9 @@ given to ``loop.create_server``:
 A connection past its limit is aborted, not closed: a client that reads nothing cannot hold it
 open in a flush. One sweep every ``tick`` seconds (at most 1 s) checks every open connection,
 so a limit is enforced within ``tick`` of running out.
+
+``serve_until_signal`` runs such a server from a command line: started on a new event loop,
+closed on SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ import asyncio
 import contextlib
 import logging
 import resource
+import signal
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from mantis_fast.agent.runlog import LOGGER_NAME
 
-__all__ = ["ConnectionGuard", "GuardedSite"]
+__all__ = ["ConnectionGuard", "GuardedSite", "serve_until_signal"]
 
 log = logging.getLogger(LOGGER_NAME)
 
@@ -315,3 +319,34 @@ class GuardedSite:
         if self.guard is not None:
             self.guard.close()
             self.guard = None
+
+
+class _Server(Protocol):
+    async def start(self) -> str: ...
+    async def close(self) -> None: ...
+
+
+_S = TypeVar("_S", bound=_Server)
+
+
+def serve_until_signal(
+    make_server: Callable[[], _S], on_ready: Callable[[str, _S], None] | None = None
+) -> None:
+    """Make the server on a new event loop, start it, call ``on_ready(url, server)``, serve
+    until SIGINT or SIGTERM, then close it (``mantis-fast serve``, ``osworld-server``)."""
+
+    async def main() -> None:
+        server = make_server()
+        url = await server.start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, stop.set)
+        try:
+            if on_ready is not None:
+                on_ready(url, server)
+            await stop.wait()
+        finally:
+            await server.close()
+
+    asyncio.run(main())

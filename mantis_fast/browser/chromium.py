@@ -19,13 +19,13 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from mantis_fast import _validate
 from mantis_fast._closing import Closing
+from mantis_fast._scratch import make_scratch, remove_scratch
 from mantis_fast.browser.devtools import CALL_TIMEOUT_S, DevToolsPipe
 from mantis_fast.errors import BrowserError, BrowserTimeoutError, InvalidInputError
 from mantis_fast.x11.server_identity import process_status
@@ -108,10 +108,8 @@ class Chromium(Closing):
         self.display = display
         self.scale = float(scale)
         self.executable = find_chromium(executable)
-        # None once close() removed it
-        self._profile: tempfile.TemporaryDirectory[str] | None = tempfile.TemporaryDirectory(
-            prefix=f"mantis-chromium-{os.getpid()}-"  # named for this process: see Xvfb's
-        )
+        # Named for this process (see mantis_fast._scratch); None once close() removed it.
+        self._profile: str | None = make_scratch("chromium")
         self.process: subprocess.Popen[bytes] | None = None
         self.devtools: DevToolsPipe | None = None
         self.session: str | None = None
@@ -119,7 +117,7 @@ class Chromium(Closing):
         argv = [
             self.executable,
             "--remote-debugging-pipe",
-            f"--user-data-dir={self._profile.name}",
+            f"--user-data-dir={self._profile}",
             "--kiosk",
             f"--window-size={width},{height}",
             "--window-position=0,0",
@@ -155,7 +153,7 @@ class Chromium(Closing):
         # Chromium only when it exits cleanly: put them in the profile, which close() removes
         # however Chromium ended (a SIGKILLed one left them in the system's temp dir).
         assert self._profile is not None
-        scratch = os.path.join(self._profile.name, "tmp")
+        scratch = os.path.join(self._profile, "tmp")
         os.makedirs(scratch, exist_ok=True)
         env = {**os.environ, "DISPLAY": self.display, "TMPDIR": scratch}
         try:
@@ -387,7 +385,7 @@ class Chromium(Closing):
             _end_group(process)
         profile, self._profile = getattr(self, "_profile", None), None
         if profile is not None:
-            profile.cleanup()
+            remove_scratch(profile)
 
     def __repr__(self) -> str:
         state = f"pid {self.pid}" if self.process is not None else "closed"

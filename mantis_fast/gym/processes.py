@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mantis_fast._scratch import remove_scratch
 from mantis_fast.errors import MantisError
 from mantis_fast.x11.server_identity import process_status
 
@@ -145,7 +145,7 @@ def remove_scratch_of(pid: int) -> None:
     temp = tempfile.gettempdir()
     for prefix in _SCRATCH_PREFIXES:
         for path in glob.glob(os.path.join(glob.escape(temp), f"{prefix}{pid}-*")):
-            shutil.rmtree(path, ignore_errors=True)
+            remove_scratch(path)
 
 
 def stop_processes(processes: Sequence[DesktopProcess], grace_s: float = 5.0) -> None:
@@ -156,8 +156,15 @@ def stop_processes(processes: Sequence[DesktopProcess], grace_s: float = 5.0) ->
     scratch = [
         path for process in processes if process.alive() for path in scratch_dirs(process.pid)
     ]
+    # Xvfb and Chromium lead process groups of their own: a group's members (Chromium's
+    # renderers, zygote, GPU process) get each signal too, even once their leader is gone,
+    # so none goes on writing into the profile being removed.
+    leaders = [process.pid for process in processes if process.alive() and _leads_group(process)]
     for sig in (signal.SIGTERM, signal.SIGKILL):
         living = [process for process in processes if process.alive()]
+        for pid in leaders:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, sig)
         for process in living:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(process.pid, sig)
@@ -165,7 +172,14 @@ def stop_processes(processes: Sequence[DesktopProcess], grace_s: float = 5.0) ->
         while any(process.alive() for process in living) and time.monotonic() < deadline:
             time.sleep(0.02)
     for path in scratch:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_scratch(path)
+
+
+def _leads_group(process: DesktopProcess) -> bool:
+    try:
+        return os.getpgid(process.pid) == process.pid
+    except ProcessLookupError:
+        return False
 
 
 def relayed_error(

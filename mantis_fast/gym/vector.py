@@ -35,12 +35,23 @@ behind. An exception raised inside a worker (Gymnasium's worker ends on one) arr
 the worker's index and its traceback as a note: a ``MantisError`` as its own type, anything
 else as ``WorkerDiedError``; the other workers are closed. Either way the vector env is then
 closed, and every later call raises ``DisplayError`` saying why; make a new one to go on.
+
+``make_vec(..., restart_failed=True)`` keeps the vector env going instead (as RLlib's
+``restart_failed_sub_environments``): a worker that dies or does not answer a ``step`` within
+``timeout`` is killed, what it left behind is stopped, and a new worker takes its place; that
+env's step comes back ``truncated`` with ``info["worker_restarted"]`` saying why (its
+observation is the last one it had), and its next step resets the new desktop (next-step
+autoreset, as after any episode's end; the new worker's env is not seeded). The other envs
+step on. ``restarts`` counts the replaced workers. A worker whose env *raises* is not
+restarted (that is a bug to see, not a fault to ride out), nor one that fails a ``reset`` or
+a ``call``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import multiprocessing
 import multiprocessing.connection
 import signal
@@ -51,7 +62,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium.vector import AsyncVectorEnv
-from gymnasium.vector.async_vector_env import AsyncState
+from gymnasium.vector.async_vector_env import AsyncState, _async_worker
+from gymnasium.vector.utils import CloudpickleWrapper
+from gymnasium.vector.vector_env import AutoresetMode
 
 from mantis_fast import _validate
 from mantis_fast.errors import (
@@ -149,14 +162,40 @@ class DesktopVectorEnv(AsyncVectorEnv):
     ``WorkerDiedError`` / ``WorkerTimeoutError``, and ``close()`` stops every desktop process
     the workers started, including those of a worker that died."""
 
-    def __init__(self, env_fns: Sequence[Callable[[], gymnasium.Env]], *, timeout: float, **kw):
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], gymnasium.Env]],
+        *,
+        timeout: float,
+        restart_failed: bool = False,
+        **kw: Any,
+    ):
         self.timeout = timeout
+        self.restart_failed = restart_failed
+        #: Workers replaced since the vector env was made (``restart_failed=True``).
+        self.restarts = 0
         self._created_at = time.time()  # segments older than the env are not its workers'
         self._desktop_processes: list[list[DesktopProcess]] = [[] for _ in env_fns]
         self._done = np.zeros(len(env_fns), bool)
         self._closed_because = ""
         self._closing = False
+        self._context = multiprocessing.get_context(kw.get("context"))
+        # Replacement workers send their observations through their pipes (the shared buffer
+        # is handed to workers only when they are first started); the next step of a replaced
+        # env is the new desktop's reset.
+        self._pipe_observations: set[int] = set()
+        self._resetting: set[int] = set()
         super().__init__(env_fns, **kw)
+        if restart_failed and (
+            not isinstance(self.observations, np.ndarray)
+            or self.autoreset_mode is not AutoresetMode.NEXT_STEP
+        ):
+            self.close()
+            raise InvalidInputError(
+                "restart_failed needs array observations and next-step autoreset (a "
+                "DesktopEnv's), got "
+                f"{type(self.single_observation_space).__name__} and {self.autoreset_mode}"
+            )
         # Desktop actions are read here, before any worker gets one (other envs read their own).
         space = self.single_action_space
         self._desktop_actions = space if is_desktop_space(space) else None
@@ -181,9 +220,11 @@ class DesktopVectorEnv(AsyncVectorEnv):
     # -- bounded waits ---------------------------------------------------------------------
     def reset_async(self, *args: Any, **kwargs: Any) -> None:
         self._guarded(super().reset_async, *args, **kwargs)
+        self._resetting.clear()  # every env resets now, a replaced one too
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
-        result = self._watched(super().reset_wait, AsyncState.WAITING_RESET, timeout)
+        wait = self._reset_wait_mixed if self._pipe_observations else super().reset_wait
+        result = self._watched(wait, AsyncState.WAITING_RESET, timeout)
         self._done[:] = False
         self._look_at_children(range(self.num_envs))
         return result
@@ -198,17 +239,142 @@ class DesktopVectorEnv(AsyncVectorEnv):
         self._guarded(self._send_steps, per_env)
 
     def _send_steps(self, per_env: list[Any]) -> None:
-        for pipe, action in zip(self.parent_pipes, per_env, strict=True):
-            pipe.send(("step", action))
+        for index, (pipe, action) in enumerate(zip(self.parent_pipes, per_env, strict=True)):
+            # A replaced worker's first step is its desktop's reset.
+            command = ("reset", {}) if index in self._resetting else ("step", action)
+            try:
+                pipe.send(command)
+            except (BrokenPipeError, ConnectionResetError):
+                if not self.restart_failed:
+                    raise
+                # A worker that died since the last step: its pipe's end is seen in the wait.
         self._state = AsyncState.WAITING_STEP
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
-        result = self._watched(super().step_wait, AsyncState.WAITING_STEP, timeout)
+        if self.restart_failed and not self.closed and self._state is AsyncState.WAITING_STEP:
+            result = self._step_wait_restarting(self._bound(timeout))
+        else:
+            result = self._watched(super().step_wait, AsyncState.WAITING_STEP, timeout)
         _, _, terminated, truncated, _ = result
         # Truncation covers a replaced desktop; an ended episode resets at the next step.
         self._look_at_children(np.flatnonzero(self._done | truncated))
         self._done = terminated | truncated
         return result
+
+    # -- restarting failed workers (restart_failed=True) -------------------------------------
+    def _step_wait_restarting(self, bound: float) -> tuple[Any, ...]:
+        """Gymnasium's ``step_wait``, except that a worker that dies or does not answer within
+        ``bound`` is replaced and its env's step reported truncated (module docstring)."""
+        deadline = time.monotonic() + bound
+        busy = {pipe: index for index, pipe in enumerate(self.parent_pipes)}
+        replies: dict[int, Any] = {}
+        failed: dict[int, str] = {}
+        while busy:
+            left = deadline - time.monotonic()
+            ready = multiprocessing.connection.wait(
+                list(busy), timeout=max(min(left, _WATCH_S), 0.0)
+            )
+            for ready_pipe in ready:
+                index = busy.pop(ready_pipe)  # type: ignore[call-overload]
+                try:
+                    replies[index] = self.parent_pipes[index].recv()
+                except (EOFError, OSError):  # the end of a dead worker's pipe
+                    failed[index] = self._death_of(index)
+            if not ready:
+                if left <= 0:
+                    break
+                self._look_at_children(sorted(busy.values()))
+        for index in busy.values():
+            pid = self.processes[index].pid
+            failed[index] = f"worker {index} (pid {pid}) did not answer within {float(bound)}s"
+        self._state = AsyncState.DEFAULT
+        self._raise_if_errors([i not in replies or replies[i][1] for i in range(self.num_envs)])
+        for index in failed:
+            self._restart_worker(index)
+        rewards = np.zeros(self.num_envs, np.float64)
+        terminated = np.zeros(self.num_envs, np.bool_)
+        truncated = np.zeros(self.num_envs, np.bool_)
+        observations: list[Any] = []
+        infos: dict[str, Any] = {}
+        for index in range(self.num_envs):
+            if index in failed:
+                observation = self.observations[index].copy()
+                truncated[index] = True
+                info = {"worker_restarted": failed[index]}
+            elif index in self._resetting:  # the new desktop's reset, as a next-step autoreset
+                observation, info = replies[index][0]
+            else:
+                observation, reward, ended, cut, info = replies[index][0]
+                rewards[index], terminated[index], truncated[index] = reward, ended, cut
+            if index in self._pipe_observations and index not in failed:
+                self.observations[index] = observation
+            observations.append(observation)
+            infos = self._add_info(infos, info, index)
+        self._resetting = set(failed)
+        if not self.shared_memory:
+            self.observations = np.stack(observations)
+        observation_batch = self.observations.copy() if self.copy else self.observations
+        return observation_batch, rewards, terminated, truncated, infos
+
+    def _reset_wait_mixed(self, timeout: float) -> tuple[Any, dict[str, Any]]:
+        """Gymnasium's ``reset_wait`` when replaced workers send their observations through
+        their pipes: those are written into the batch with the shared ones."""
+        if not self._poll_pipe_envs(timeout):
+            self._state = AsyncState.DEFAULT
+            raise multiprocessing.TimeoutError(f"reset_wait timed out after {timeout}s")
+        results, successes = zip(*[pipe.recv() for pipe in self.parent_pipes], strict=True)
+        self._raise_if_errors(successes)
+        infos: dict[str, Any] = {}
+        for index, (observation, info) in enumerate(results):
+            if index in self._pipe_observations or not self.shared_memory:
+                self.observations[index] = observation
+            infos = self._add_info(infos, info, index)
+        self._state = AsyncState.DEFAULT
+        return (self.observations.copy() if self.copy else self.observations), infos
+
+    def _death_of(self, index: int) -> str:
+        process = self.processes[index]
+        process.join(timeout=1.0)  # the pipe ends as the kernel closes its files; then the exit
+        return f"worker {index} (pid {process.pid}) {_exit_reason(process.exitcode)}"
+
+    def _restart_worker(self, index: int) -> None:
+        """Kill worker ``index`` (dead or hung), stop what it left, and start a new one."""
+        process = self.processes[index]
+        if process.is_alive():
+            process.kill()
+        process.join(timeout=5.0)  # a SIGKILL is reaped in milliseconds
+        pipe = self.parent_pipes[index]
+        if pipe is not None:
+            pipe.close()
+        # Its desktop is of no more use (a new one starts): little grace, within the step's bound.
+        stop_processes(self._desktop_processes[index], grace_s=0.5)
+        if process.pid is not None:
+            remove_scratch_of(process.pid)
+        gone = {p.pid for p in self._desktop_processes[index]} | {process.pid or 0}
+        _remove_orphan_segments(gone, self._created_at)
+        self._desktop_processes[index] = []
+        parent_pipe, child_pipe = self._context.Pipe()
+        args: list[Any] = [
+            index,
+            CloudpickleWrapper(self.env_fns[index]),
+            child_pipe,
+            parent_pipe,
+            None,  # no shared buffer: the observations come through the pipe
+            self.error_queue,
+            self.autoreset_mode,
+        ]
+        if "semaphore" in inspect.signature(_async_worker).parameters:
+            args.append(None)
+        worker = self._context.Process(
+            target=_async_worker, name=f"{process.name}-restarted", args=tuple(args)
+        )
+        worker.daemon = process.daemon
+        worker.start()
+        child_pipe.close()
+        self.processes[index] = worker
+        self.parent_pipes[index] = parent_pipe
+        self._pipe_observations.add(index)
+        self.restarts += 1
 
     def call_async(self, name: str, /, *args: object, **kwargs: object) -> None:
         # Bound first: a keyword of the env's method (even one named ``waited``) is its own.
@@ -418,6 +584,7 @@ def make_vec(
     timeout: float = DEFAULT_TIMEOUT_S,
     max_episode_steps: int | None = MAX_EPISODE_STEPS,
     copy: bool = True,
+    restart_failed: bool = False,
     **env_kwargs: Any,
 ) -> DesktopVectorEnv:
     """A vector env of ``n`` ``DesktopEnv(task, **env_kwargs)``, one worker process each.
@@ -431,7 +598,10 @@ def make_vec(
     worker counts as hung. ``max_episode_steps``: each env is wrapped in ``TimeLimit``, as
     ``gymnasium.make`` does (None: no limit). ``copy``: ``reset``/``step`` return copies of
     the shared observations (False: the shared buffer itself, overwritten by the next step).
-    ``reset(seed=s)`` seeds env ``i`` with ``s + i``.
+    ``restart_failed``: a worker that dies or hangs in a ``step`` is replaced and its env's
+    step truncated, instead of the vector env closing with ``WorkerDiedError`` /
+    ``WorkerTimeoutError`` (module docstring). ``reset(seed=s)`` seeds env ``i`` with
+    ``s + i``.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InvalidInputError(f"n must be an integer >= 1 (the number of desktops), got {n!r}")
@@ -458,6 +628,7 @@ def make_vec(
     return DesktopVectorEnv(
         makers,
         timeout=float(timeout),
+        restart_failed=_validate.flag(restart_failed, "restart_failed"),
         shared_memory=shared_memory,
         copy=copy,
         context=context,

@@ -21,7 +21,6 @@ import binascii
 import contextlib
 import hmac
 import logging
-import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from aiohttp import web
 from mantis_fast import _validate
 from mantis_fast._validate import MAX_REQUEST_SECONDS
 from mantis_fast.agent.config import is_loopback
-from mantis_fast.agent.panel_connections import GuardedSite
+from mantis_fast.agent.panel_connections import GuardedSite, serve_until_signal
 from mantis_fast.errors import ConfigError, InvalidInputError
 from mantis_fast.osworld.executor import PythonExecutor
 from mantis_fast.osworld.files import FilePolicy
@@ -294,19 +293,5 @@ def serve_osworld(
     config: OSWorldConfig, *, on_ready: Callable[[str, str], None] | None = None
 ) -> None:
     """Run the server until SIGINT or SIGTERM (``on_ready(url, display)`` once listening)."""
-
-    async def main() -> None:
-        server = OSWorldServer(config)
-        url = await server.start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for number in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(number, stop.set)
-        try:
-            if on_ready is not None:
-                on_ready(url, server.display or "")
-            await stop.wait()
-        finally:
-            await server.close()
-
-    asyncio.run(main())
+    ready = None if on_ready is None else (lambda url, server: on_ready(url, server.display or ""))
+    serve_until_signal(lambda: OSWorldServer(config), ready)

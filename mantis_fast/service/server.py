@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from aiohttp import web
 from mantis_fast import _validate
 from mantis_fast._validate import MAX_REQUEST_SECONDS
 from mantis_fast.agent.config import AgentConfig
-from mantis_fast.agent.panel_connections import ConnectionGuard, GuardedSite
+from mantis_fast.agent.panel_connections import ConnectionGuard, GuardedSite, serve_until_signal
 from mantis_fast.agent.runlog import RunLog
 from mantis_fast.agent.vlm import VLMClient
 from mantis_fast.errors import ConfigError, MantisError, ServiceBusy
@@ -532,19 +531,5 @@ class CUAServer:
 
 def serve(config: ServiceConfig, *, on_ready: Callable[[str], None] | None = None) -> None:
     """Run the service until SIGINT or SIGTERM, then close it (every desktop ended)."""
-
-    async def main() -> None:
-        server = CUAServer(config)
-        url = await server.start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for number in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(number, stop.set)
-        try:
-            if on_ready is not None:
-                on_ready(url)
-            await stop.wait()
-        finally:
-            await server.close()
-
-    asyncio.run(main())
+    ready = None if on_ready is None else (lambda url, _server: on_ready(url))
+    serve_until_signal(lambda: CUAServer(config), ready)

@@ -28,13 +28,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
 from types import TracebackType
 
 from mantis_fast import _validate
+from mantis_fast._scratch import make_scratch, remove_scratch
 from mantis_fast.errors import InvalidInputError, XvfbError
 from mantis_fast.x11._shm import mark_segment_removed, segment_access, set_segment_mode
 from mantis_fast.x11.server_access import allow_own_user, new_cookie, write_cookie_file
@@ -221,38 +221,30 @@ class Xvfb:
             raise XvfbError(
                 "Xvfb is not installed (Debian package 'xvfb'); `make test` installs it"
             )
-        read_fd, write_fd = os.pipe()
         width, height = self.size
+        cookie = new_cookie()
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError as exc:  # out of descriptors
+            raise XvfbError(f"cannot start Xvfb: {exc}") from None
         # Named for this process: whoever outlives it (a vector env whose worker was killed)
         # removes what it left (mantis_fast.gym.processes.remove_scratch_of).
-        private = self.private
-        cookie_dir = tempfile.mkdtemp(prefix=f"mantis-xvfb-{os.getpid()}-") if private else None
-        cookie = new_cookie()
-        if cookie_dir is not None:
-            write_cookie_file(os.path.join(cookie_dir, "auth"), cookie)
-        argv = [
-            binary,
-            "-displayfd", str(write_fd),
-            "-screen", "0", f"{width}x{height}x{self.depth}",
-            "-nolisten", "tcp",
-            "-noreset",
-            "+extension", "RANDR",
-            *(("-shmem",) if self.shmem else ()),
-            *(("-auth", os.path.join(cookie_dir, "auth")) if cookie_dir is not None else ()),
-            *self.extra_args,
-        ]  # fmt: skip
+        cookie_dir = None
         try:
-            self._process = subprocess.Popen(
-                argv,
-                pass_fds=(write_fd,),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # our Ctrl-C is not its Ctrl-C; we stop it ourselves
-            )
+            cookie_dir = make_scratch("xvfb") if self.private else None
+            if cookie_dir is not None:
+                write_cookie_file(os.path.join(cookie_dir, "auth"), cookie)
+            self._spawn(binary, write_fd, width, height, cookie_dir)
+        except BaseException as exc:
+            os.close(read_fd)
+            if cookie_dir is not None:
+                remove_scratch(cookie_dir)
+            if isinstance(exc, OSError):  # out of descriptors, processes, memory
+                raise XvfbError(f"cannot start Xvfb: {exc}") from None
+            raise
         finally:
             os.close(write_fd)
-        assert self._process.stderr is not None
+        assert self._process is not None and self._process.stderr is not None
         self._stderr = _StderrReader(self._process.stderr)
         try:
             if self.shmem:  # at once, while the server goes on setting up: the 0777 moment
@@ -268,7 +260,7 @@ class Xvfb:
         finally:
             os.close(read_fd)
             if cookie_dir is not None:
-                shutil.rmtree(cookie_dir, ignore_errors=True)
+                remove_scratch(cookie_dir)
         self.display = f":{number}"
         if self.framebuffer_shmid is not None:
             start_time = process_start_time(self._process.pid)
@@ -276,6 +268,29 @@ class Xvfb:
                 with _started_lock:
                     _started[self._process.pid] = (start_time, self.framebuffer_shmid)
         return self
+
+    def _spawn(
+        self, binary: str, write_fd: int, width: int, height: int, cookie_dir: str | None
+    ) -> None:
+        argv = [
+            binary,
+            "-displayfd", str(write_fd),
+            "-screen", "0", f"{width}x{height}x{self.depth}",
+            "-nolisten", "tcp",
+            "-noreset",
+            "+extension", "RANDR",
+            *(("-shmem",) if self.shmem else ()),
+            *(("-auth", os.path.join(cookie_dir, "auth")) if cookie_dir is not None else ()),
+            *self.extra_args,
+        ]  # fmt: skip
+        self._process = subprocess.Popen(
+            argv,
+            pass_fds=(write_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # our Ctrl-C is not its Ctrl-C; we stop it ourselves
+        )
 
     def _protect_framebuffer(self) -> int:
         """Screen 0's shmid from the server's stderr, its segment set to mode 0600 and marked

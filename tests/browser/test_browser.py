@@ -106,7 +106,7 @@ def test_a_killed_chromium_leaves_no_scratch_directories() -> None:
         os.killpg(chromium.pid, signal.SIGKILL)
         chromium.close()
     assert scratch() - before == set()
-    assert not os.path.exists(profile.name)
+    assert not os.path.exists(profile)
 
 
 def _running(pid: int) -> bool:

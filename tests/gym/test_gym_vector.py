@@ -195,6 +195,53 @@ def test_a_dead_or_hung_worker_raises_within_a_bound(how: str) -> None:
         small.close()
 
 
+@pytest.mark.parametrize("how", ["SIGKILL while idle", "SIGKILL during a step", "SIGSTOP"])
+def test_restart_failed_replaces_a_dead_or_hung_worker_and_the_others_step_on(how: str) -> None:
+    with make_vec(
+        3, ClickTarget(), viewport=VIEWPORT, observation_size=OBSERVATION, timeout=60,
+        restart_failed=True,
+    ) as small:  # fmt: skip
+        observations, _ = small.reset(seed=0)
+        processes = remember(small)
+        worker = small.processes[1].pid
+        assert worker is not None
+        worker_started = start_ticks(worker)
+        if how == "SIGKILL while idle":
+            os.kill(worker, signal.SIGKILL)
+        started = time.monotonic()
+        small.step_async(click_red_targets(observations, small.action_space))
+        if how != "SIGKILL while idle":
+            os.kill(worker, signal.SIGSTOP if how == "SIGSTOP" else signal.SIGKILL)
+        observations, rewards, terminated, truncated, infos = small.step_wait(timeout=3)
+        assert time.monotonic() - started < 15
+        # env 1 is cut short and says why; the others took their step (a hit each)
+        assert truncated.tolist() == [False, True, False], infos
+        assert rewards.tolist() == [1.0, 0.0, 1.0] and not terminated.any()
+        why = infos["worker_restarted"][1]
+        assert why.startswith(f"worker 1 (pid {worker})")
+        assert ("did not answer within 3.0s" if how == "SIGSTOP" else "killed by SIGKILL") in why
+        assert infos["_worker_restarted"].tolist() == [False, True, False]
+        assert small.restarts == 1 and not small.closed
+        # the old worker and its desktop are gone; a new worker serves env 1
+        assert start_ticks(worker) != worker_started
+        assert not any(p.alive() for p in processes[1])
+        assert all(p.alive() for env in (processes[0], processes[2]) for p in env)
+        assert small.processes[1].pid != worker and small.processes[1].is_alive()
+        # its next step resets the new desktop (as after any episode's end), then it plays on
+        observations, rewards, terminated, truncated, infos = small.step(
+            click_red_targets(observations, small.action_space)
+        )
+        assert not truncated.any() and rewards[1] == 0.0, infos
+        assert find_red_target(observations[1]) is not None  # the new desktop's first target
+        assert any(p.name == "Xvfb" for p in remember(small)[1])
+        observations, rewards, *_ = small.step(click_red_targets(observations, small.action_space))
+        assert rewards[1] == 1.0  # its observations arrive, and the click lands on them
+        observations, _ = small.reset(seed=7)  # a whole reset reads the new worker's too
+        assert all(find_red_target(observation) is not None for observation in observations)
+        replaced = small.desktop_processes()
+    assert not any(p.alive() for env in replaced for p in env)  # close() stops the new one too
+
+
 def test_a_worker_killed_while_its_desktop_starts_leaves_nothing_behind() -> None:
     small = make_vec(2, ClickTarget(), viewport=VIEWPORT, observation_size=OBSERVATION, timeout=60)
     worker = small.processes[1].pid
@@ -256,6 +303,8 @@ def test_bad_arguments() -> None:
         make_vec(2, timeout=0)
     with pytest.raises(InvalidInputError, match="max_episode_steps"):
         make_vec(2, max_episode_steps=0)
+    with pytest.raises(InvalidInputError, match="restart_failed: expected true or false"):
+        make_vec(2, restart_failed=1)
     space = gymnasium.vector.utils.batch_space(
         gymnasium.spaces.Dict(
             {

@@ -153,7 +153,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # everywhere, at the very bottom: the error family, which every other module raises from
     "errors": ("errors",),
     # everywhere: the shared helpers (input checks, context managers, moved names, extras)
-    "helpers": ("_validate", "_closing", "_deprecated", "_extras"),
+    "helpers": ("_validate", "_closing", "_deprecated", "_extras", "_scratch"),
     # pure, the bottom one: coordinates, Display and the display descriptors
     "geometry": ("geometry",),
     # pure: Action, ActionType and the Dispatcher, on geometry's coordinate maps

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ from mantis_fast.service.ablate import (
     run_ablation,
 )
 from tests.support.agent_stub import StubModel, reply_json
+from tests.support.serve_process import ServeProcess
 
 TOKEN = "ablation-token"
 PAGE = (miniwob_html_dir() / "miniwob" / "click-test-2.html").as_uri()
@@ -126,24 +126,10 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     """``mantis-fast serve`` in a subprocess, its model the loopback stub."""
     runs = tmp_path_factory.mktemp("runs")
     with StubModel(default=NOTHING) as stub:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MANTIS_")}
-        env["MANTIS_TOKEN"] = TOKEN
-        command = [sys.executable, "-m", "mantis_fast.cli", "serve", "--port", "0"]
-        command += ["--pool-size", "1", "--brain", "vlm", "--runs-dir", str(runs)]
-        command += ["--api-url", stub.url, "--set", "VLM_MAX_RETRIES=0"]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-        try:
-            line = process.stdout.readline()
-            assert line.startswith("serving http://127.0.0.1:"), line
-            yield line.split()[1].removesuffix("/v1/cua"), stub
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
-            process.stdout.close()
+        args = ["--port", "0", "--pool-size", "1", "--brain", "vlm", "--runs-dir", str(runs)]
+        args += ["--api-url", stub.url, "--set", "VLM_MAX_RETRIES=0"]
+        with ServeProcess(args, TOKEN) as process:
+            yield process.base, stub
 
 
 def _ablate(

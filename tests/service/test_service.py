@@ -23,6 +23,7 @@ from mantis_fast.agent.runlog import read_records
 from mantis_fast.geometry.coords import pixels_to_normalized
 from mantis_fast.gym.miniwob import TASK_AREA, miniwob_html_dir
 from tests.support.agent_stub import StubModel, reply_json
+from tests.support.serve_process import ServeProcess
 
 pytestmark = [
     pytest.mark.x11,
@@ -103,47 +104,13 @@ def alive(pid: int) -> bool:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     runs = tmp_path_factory.mktemp("runs")
     with StubModel(default=NOTHING) as stub:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MANTIS_")}
-        env["MANTIS_TOKEN"] = TOKEN  # the token from the environment, as deployments pass it
-        command = [
-            sys.executable,
-            "-m",
-            "mantis_fast.cli",
-            "serve",
-            "--port",
-            "0",
-            "--pool-size",
-            "2",
-            "--max-queue",
-            "1",
-            "--brain",
-            "miniwob-oracle",
-            "--runs-dir",
-            str(runs),
-            "--api-url",
-            stub.url,
-            "--set",
-            "VLM_MAX_RETRIES=0",
-            "--set",
-            "VLM_HTTP_TIMEOUT_SECONDS=30",
-        ]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-        try:
-            line = process.stdout.readline()
-            assert line.startswith("serving http://127.0.0.1:"), line
-            url = line.split()[1].removesuffix("/v1/cua")
-            service = Service(process, url, stub)
+        args = ["--port", "0", "--pool-size", "2", "--max-queue", "1", "--brain", "miniwob-oracle"]
+        args += ["--runs-dir", str(runs), "--api-url", stub.url]
+        args += ["--set", "VLM_MAX_RETRIES=0", "--set", "VLM_HTTP_TIMEOUT_SECONDS=30"]
+        with ServeProcess(args, TOKEN) as served:  # stopped here if a test failed before
+            service = Service(served.process, served.base, stub)
             yield service
             service.client.close()
-        finally:
-            if process.poll() is None:  # a test failed before the shutdown test
-                process.send_signal(signal.SIGTERM)  # its desktops go with it, not orphaned
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(10)
-            process.stdout.close()
 
 
 def test_serve_refuses_to_start_without_a_token() -> None:

@@ -14,8 +14,9 @@ What runs, at once, for ``--seconds``:
 * an injector that, at seeded random times, applies one fault of a kind drawn in turn: SIGKILL a
   renderer, a whole Chromium, an Xvfb or a vector-env worker; SIGSTOP a Chromium or an Xvfb past
   the step's bound (then SIGCONT); the same kills in the service's desktops; the runs directory
-  filled; connections opened up to and past the service's cap; slow, truncated, malformed and
-  oversized requests.
+  filled; the service's descriptor limit lowered to what it has open (EMFILE on its accepts,
+  files and new desktops); connections opened up to and past the service's cap; slow,
+  truncated, malformed and oversized requests.
 
 What it checks and reports (``Report``): per fault kind, how many were injected and what the
 side it hit did next (episodes completed, truncated with a reason, failed with a typed error);
@@ -34,6 +35,7 @@ import http.client
 import json
 import os
 import random
+import resource
 import signal
 import socket
 import subprocess
@@ -45,6 +47,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.support.serve_process import ServeProcess
 
 #: Tasks the vector env's desktops cycle through.
 TASKS = ("click-test-2", "click-button", "enter-text", "focus-text")
@@ -70,6 +74,7 @@ SERVICE_FAULTS = (
     "service-kill-chromium",
     "service-kill-xvfb",
     "full-disk",
+    "fd-exhaustion",
     "connection-flood",
     "slow-request",
     "truncated-request",
@@ -266,7 +271,9 @@ class VectorSide:
         from mantis_fast.gym.miniwob import MiniWoBTask
 
         tasks = [MiniWoBTask(name) for name in TASKS]
-        return make_vec(self.desktops, tasks, timeout=STEP_BOUND, max_episode_steps=20)
+        return make_vec(
+            self.desktops, tasks, timeout=STEP_BOUND, max_episode_steps=20, restart_failed=True
+        )
 
     def workers(self) -> list[int]:
         with self.lock:
@@ -313,6 +320,11 @@ class VectorSide:
         if terminated[index]:
             self.report.outcome("vector", "completed")
         elif truncated[index]:
+            restarted = infos.get("worker_restarted")
+            if restarted is not None and infos["_worker_restarted"][index]:
+                kind = "hung" if "did not answer" in restarted[index] else "died"
+                self.report.outcome("vector", f"truncated: its worker {kind}, replaced")
+                return
             reasons = infos.get("truncated_reason")
             reason = reasons[index] if reasons is not None else ""
             if not reason:
@@ -409,37 +421,15 @@ class ServiceSide:
         self.runs.mkdir(parents=True, exist_ok=True)
         self.tmpfs = self._mount_small_tmpfs(self.runs)
         self.page = (miniwob_html_dir() / "miniwob" / "click-test-2.html").as_uri()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MANTIS_")}
-        env["MANTIS_TOKEN"] = TOKEN
-        command = [
-            sys.executable,
-            "-m",
-            "mantis_fast.cli",
-            "serve",
-            "--port",
-            "0",
-            "--pool-size",
-            str(pool),
-            "--max-queue",
-            str(queue),
-            "--brain",
-            "miniwob-oracle",
-            "--runs-dir",
-            str(self.runs),
-            "--timeout",
-            str(REQUEST_TIMEOUT),
-        ]
+        args = ["--port", "0", "--pool-size", str(pool), "--max-queue", str(queue)]
+        args += ["--brain", "miniwob-oracle", "--runs-dir", str(self.runs)]
+        args += ["--timeout", str(REQUEST_TIMEOUT)]
         # Its log (a full runs directory makes it loud) goes to a file beside the runs.
         log = os.environ.get("CHAOS_SERVE_LOG") or str(root / "serve.log")
         self.log = open(log, "wb")  # noqa: SIM115 (closed in close())
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env
-        )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        self.url = line.split()[1]
-        self.host, port = self.url.split("//")[1].split("/")[0].rsplit(":", 1)
-        self.port = int(port)
+        self.served = ServeProcess(args, TOKEN, stderr=self.log)
+        self.process = self.served.process
+        self.url, self.host, self.port = self.served.url, self.served.host, self.served.port
         self.stop = threading.Event()
         self.threads = [
             threading.Thread(target=self._client, args=(i,), name=f"chaos-client-{i}", daemon=True)
@@ -564,6 +554,22 @@ class ServiceSide:
             for each in sockets:
                 each.close()
 
+    def exhaust_descriptors(self, hold: float) -> None:
+        """The service's own descriptor limit (RLIMIT_NOFILE, set from outside with prlimit)
+        lowered to what it has open plus a few, so its accepts, files and new desktops meet
+        EMFILE as a process at its limit does; restored after ``hold`` seconds."""
+        pid = self.process.pid
+        soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+        try:
+            open_now = len(os.listdir(f"/proc/{pid}/fd"))
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (open_now + 4, hard))
+            time.sleep(hold)
+        except (ProcessLookupError, FileNotFoundError):
+            return
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+
     def fill_disk(self, hold: float) -> None:
         filler = self.runs / "filler"
         with contextlib.suppress(OSError), open(filler, "wb") as out:
@@ -576,15 +582,8 @@ class ServiceSide:
         self.stop.set()
         for thread in self.threads:
             thread.join(timeout=REQUEST_TIMEOUT + 60)
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(60)
-        except subprocess.TimeoutExpired:
+        if not self.served.stop(wait=60):
             self.report.problems.append("the service did not stop within 60 s of SIGTERM")
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
         self.log.close()
         self._check_run_logs()
         if self.tmpfs:
@@ -662,12 +661,18 @@ class Injector:
         if kind.startswith("service-kill-"):
             what = kind.removeprefix("service-kill-")
             return self._signal(kind, "service", find(what, self.service.processes()))
-        side = "service" if kind in ("full-disk", "connection-flood") else "requests"
+        side = (
+            "service" if kind in ("full-disk", "fd-exhaustion", "connection-flood") else "requests"
+        )
         self.report.fault(kind, side)
         if kind == "full-disk":
             if not self.service.tmpfs:
                 return True  # counted: the disk cannot be filled here (no tmpfs)
             threading.Thread(target=self.service.fill_disk, args=(10.0,), daemon=True).start()
+        elif kind == "fd-exhaustion":
+            threading.Thread(
+                target=self.service.exhaust_descriptors, args=(10.0,), daemon=True
+            ).start()
         elif kind == "connection-flood":
             threading.Thread(target=self.service.flood, args=(200, 5.0), daemon=True).start()
         else:

@@ -145,3 +145,40 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+# A process at its descriptor limit (RLIMIT_NOFILE): EMFILE at each step of a start.
+_AT_THE_LIMIT = """
+import glob, os, resource, sys, tempfile
+from mantis_fast import Xvfb, XvfbError
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+before = sorted(os.listdir("/proc/self/fd"))
+for spare in range(0, 12):
+    open_now = len(os.listdir("/proc/self/fd")) - 1  # less the one listdir held
+    resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + spare, hard))
+    try:
+        server = Xvfb(size=(64, 48)).start()
+    except XvfbError as exc:
+        outcome = "XvfbError"
+    else:
+        outcome = "started"
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    if outcome == "started":
+        server.stop()
+    print(spare, outcome)
+mine = os.path.join(tempfile.gettempdir(), f"mantis-xvfb-{os.getpid()}-*")
+print("left now", len(glob.glob(mine)))
+print("descriptors leaked", sorted(set(os.listdir("/proc/self/fd")) - set(before)))
+"""
+
+
+def test_a_start_at_the_descriptor_limit_is_an_xvfb_error_and_leaves_nothing() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_THE_LIMIT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.split("\n")
+    outcomes = [line.split()[1] for line in lines if line and line[0].isdigit()]
+    assert outcomes[0] == "XvfbError" and outcomes[-1] == "started", done.stdout
+    assert "left now 0" in done.stdout  # removed at once, or again when descriptors came back
+    assert "descriptors leaked []" in done.stdout
