@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import threading
 import time
@@ -289,6 +290,21 @@ def _in_thread(function: Callable[[], Any], name: str) -> asyncio.Future:
     return future
 
 
+#: What a machine runs out of for a while: a 503 to retry, not a 500 to fix.
+_TRANSIENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE})
+
+
+def _out_of_resources(exc: BaseException | None) -> bool:
+    """``exc`` or what caused it (a few links down) is such an ``OSError``."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if isinstance(exc, OSError) and exc.errno in _TRANSIENT_ERRNOS:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _error(status: int, message: str, **headers: str) -> web.Response:
     return web.json_response({"error": message, "status": status}, status=status,
                              headers=headers or None)  # fmt: skip
@@ -432,7 +448,10 @@ class CUAServer:
             runlog = RunLog(config.runs_dir, "flat", log_to_file=False)
         except (OSError, MantisError) as exc:
             await self.pool.release(slot)
-            return _error(500, f"cannot create the run log under {config.runs_dir!r}: {exc}")
+            message = f"cannot create the run log under {config.runs_dir!r}: {exc}"
+            if _out_of_resources(exc):  # a full disk, no descriptor left: try again soon
+                return _error(503, message, **{"Retry-After": "1"})
+            return _error(500, message)
         reply["run_log"] = str(runlog.path)
         runlog.append({"stage": "request", **cua.to_dict(), "brain": brain,
                        "timeout_seconds": timeout, "desktop_kind": kind.label})  # fmt: skip

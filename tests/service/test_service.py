@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -294,6 +295,26 @@ def test_a_request_past_its_timeout_is_cut_and_the_next_one_works(service: Servi
     assert records[-1]["stage"] == "result" or any(r["stage"] == "result" for r in records)
     after = service.cua(upstream_body(brain="miniwob-oracle")).json()
     assert after["success"] is True
+
+
+def test_a_service_out_of_descriptors_answers_503_to_retry_and_recovers(service: Service) -> None:
+    # A real limit: the serve process's RLIMIT_NOFILE lowered (prlimit, from here) to its
+    # lowest free descriptor, on a connection the client opened before: no new file opens.
+    assert service.cua(upstream_body(brain="miniwob-oracle")).status_code == 200
+    pid = service.process.pid
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    used = {int(fd) for fd in os.listdir(f"/proc/{pid}/fd")}
+    lowest_free = min(set(range(len(used) + 1)) - used)
+    try:
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (lowest_free, hard))
+        reply = service.cua(upstream_body(brain="miniwob-oracle"))
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+    assert reply.status_code == 503, reply.text
+    assert reply.headers["Retry-After"] == "1"
+    assert "cannot create the run log" in reply.json()["error"]
+    assert "Too many open files" in reply.json()["error"]
+    assert service.cua(upstream_body(brain="miniwob-oracle")).json()["success"] is True
 
 
 def test_a_start_url_that_does_not_load_is_a_clear_error(service: Service) -> None:

@@ -492,7 +492,9 @@ class ServiceSide:
                 self.report.problems.append(
                     f"a {status} reply without a reason: {reply.text!r:.200}"
                 )
-            self.report.outcome("service", f"request {status}")
+            # The reason's head, without what differs per request (paths, numbers).
+            head = str(reason or "").split(":")[0].split(" under ")[0].split(" and ")[0][:48]
+            self.report.outcome("service", f"request {status} ({head})")
 
     def start(self) -> None:
         for thread in self.threads:
