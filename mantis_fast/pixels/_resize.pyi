@@ -8,12 +8,25 @@ def max_threads() -> int: ...
 def simd_available() -> bool: ...
 def avx2_available() -> bool: ...
 def use_avx2(enabled: bool) -> bool: ...  # returns the previous setting
+def avx512_available() -> bool: ...
+def use_avx512(enabled: bool) -> bool: ...  # returns the previous setting
 def area_axis(
     src_len: int,  # Py_ssize_t
     dst_len: int,  # Py_ssize_t
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    int,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+]:
     """(start int32[dst], count int32[dst], weight uint32[dst, taps], denominator,
-    pairs int16[dst, npairs, 8], q15 uint16[dst, taps], q14 int16[dst, 4 * windows])"""
+    pairs int16[dst, npairs, 8], q15 uint16[dst, taps], q14 int16[dst, 4 * windows],
+    pair_start int32[dst], pair_weights int32[dst, pair windows])"""
 
 def fixed_weights(
     weight: np.ndarray, denominator: int, one: int, taps: int

@@ -103,6 +103,24 @@ def use_avx2(bint enabled):
     return previous
 
 
+def avx512_available():
+    """True when the AVX-512 (F and BW) fixed-point rows are compiled in and this CPU runs
+    them."""
+    return bool(MANTIS_FIXED_AVX512 and mantis_avx512_supported())
+
+
+# The AVX-512 rows run when available (and AVX2 is allowed); tests switch them off.
+cdef bint avx512_enabled = True
+
+
+def use_avx512(bint enabled):
+    """Allow (the default) or forbid the AVX-512 rows; returns the previous setting."""
+    global avx512_enabled
+    previous = avx512_enabled
+    avx512_enabled = enabled
+    return previous
+
+
 # --------------------------------------------------------------------------------------------
 # Axis tables (built with the GIL, once per geometry; the caller caches them)
 # --------------------------------------------------------------------------------------------
@@ -112,13 +130,17 @@ def area_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
 
     Lengths are measured in units of 1 / gcd(src_len, dst_len) source pixels, where a source
     pixel is ``dst_len / g`` units wide and an output cell ``src_len / g`` units (the axis
-    denominator). Returns ``(start, count, weight, denominator, pairs, q15, q14)``: output
+    denominator). Returns ``(start, count, weight, denominator, pairs, q15, q14, pair_start,
+    pair_weights)``: output
     ``j`` covers source pixels ``start[j] .. start[j] + count[j] - 1`` with integer
     ``weight[j, t]`` (zero padded to the widest cell) summing to the denominator;
     ``pairs[j, t]`` repeats ``(weight[j, 2t], weight[j, 2t + 1])`` four times as int16 for the
     SSE2 row; ``q15`` (uint16, summing to 32768) and ``q14`` (int16, summing to 16384, zero
     padded to whole windows of four) are the fixed-point rows' weights (``fixed_weights``),
-    zeros when a cell touches more than ``AREA_FIXED_MAX_TAPS`` pixels (never used then).
+    zeros when a cell touches more than ``AREA_FIXED_MAX_TAPS`` pixels (never used then);
+    ``pair_start`` (``start // 2``) and ``pair_weights`` (int32 [dst_len, windows], each the
+    Q14 weights of an even and the next odd pixel from ``2 * pair_start[j]``, the even one in
+    the low 16 bits) are the paired rows' (``resize_fixed.h``).
     """
     cdef Py_ssize_t g = _gcd(src_len, dst_len)
     cdef Py_ssize_t cell = src_len // g, pixel = dst_len // g
@@ -146,13 +168,23 @@ def area_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
     padded[:, :widest] = weight_arr          # every weight <= pixel <= 16384 fits int16
     pairs = np.repeat(padded.reshape(dst_len, npairs, 1, 2), 4, axis=2)
     windows = (widest + 3) // 4
+    # pair windows of the paired rows: from the even pixel at or before start, one more tap
+    paired_windows = (widest + 2) // 2
     if widest <= AREA_FIXED_MAX_TAPS:
         q15 = fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_Y, widest).astype(np.uint16)
         q14 = fixed_weights(weight_arr, cell, MANTIS_FIXED_ONE_X, 4 * windows).astype(np.int16)
+        moved = np.zeros((dst_len, 2 * paired_windows), np.int64)
+        odd = (start_arr & 1).astype(bool)
+        moved[~odd, :widest] = q14[~odd, :widest]
+        moved[odd, 1:widest + 1] = q14[odd, :widest]
+        packed = (moved[:, 0::2] & 0xFFFF) | (moved[:, 1::2] << 16)
+        pair_weights = packed.astype(np.uint32).view(np.int32)
     else:
         q15 = np.zeros((dst_len, widest), np.uint16)
         q14 = np.zeros((dst_len, 4 * windows), np.int16)
-    return (start_arr, count_arr, weight_arr, cell, pairs.reshape(dst_len, npairs, 8), q15, q14)
+        pair_weights = np.zeros((dst_len, paired_windows), np.int32)
+    return (start_arr, count_arr, weight_arr, cell, pairs.reshape(dst_len, npairs, 8), q15, q14,
+            start_arr >> 1, np.ascontiguousarray(pair_weights))
 
 
 def fixed_weights(weight, Py_ssize_t denominator, Py_ssize_t one, Py_ssize_t taps):
@@ -448,6 +480,47 @@ cdef inline void area_horizontal_wide(const uint32_t* acc, uint32_t* packed, Py_
         packed[j] = finish(v, layout.swap_rb, layout.keep, layout.fill)
 
 
+cdef inline void grouped_rows(uint8_t* pairs, Py_ssize_t pairs_bytes, uint8_t* out,
+                              Py_ssize_t out_stride, const uint8_t* base, Py_ssize_t stride,
+                              Py_ssize_t first, Py_ssize_t stop, Py_ssize_t group, bint fours,
+                              const int32_t* ys, const int32_t* ycount, const uint16_t* yq,
+                              Py_ssize_t yq_taps, Py_ssize_t crop_w, Py_ssize_t out_w,
+                              int out_channels,
+                              const int32_t* pair_start, const int32_t* pair_weights,
+                              Py_ssize_t windows, bint swap_rb, uint32_t keep,
+                              uint32_t fill) noexcept nogil:
+    """Output rows ``first`` .. ``first + group - 1`` (the last repeated past ``stop``) of the
+    fixed-point rows: each row's vertical values into its slot of the pairs, then the
+    horizontal pass for all of them at once (into packed rows after the pairs for L)."""
+    cdef uint8_t* dest[4]
+    cdef const uint8_t* tops[4]
+    cdef const uint16_t* weights[4]
+    cdef Py_ssize_t rows[4]
+    cdef Py_ssize_t r, row
+    dest[2] = dest[3] = NULL
+    for r in range(group):
+        row = min(first + r, stop - 1)
+        tops[r] = base + ys[row] * stride
+        weights[r] = yq + row * yq_taps
+        rows[r] = ycount[row]
+        dest[r] = (pairs + pairs_bytes + r * out_w * 4 if out_channels == 1
+                   else out + row * out_stride)
+    if fours:
+        mantis_fixed_vertical_fours_avx512(tops, weights, rows, stride, pairs, crop_w)
+    else:
+        mantis_fixed_vertical_pairs_avx2(tops, weights, rows, stride, pairs, crop_w)
+    if fours:
+        mantis_fixed_hrow_fours_avx512(pairs, dest[0], dest[1], dest[2], dest[3], out_w,
+                                       pair_start, pair_weights, windows, out_channels == 3,
+                                       swap_rb, keep, fill)
+    else:
+        mantis_fixed_hrow_paired_avx2(pairs, dest[0], dest[1], out_w, pair_start, pair_weights,
+                                      windows, out_channels == 3, swap_rb, keep, fill)
+    if out_channels == 1:
+        for r in range(group):
+            emit_row(<uint32_t*>dest[r], out + min(first + r, stop - 1) * out_stride, out_w, 1)
+
+
 def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                 Py_ssize_t crop_y, Py_ssize_t crop_w, Py_ssize_t crop_h, tuple x_axis,
                 tuple y_axis,
@@ -468,6 +541,9 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef const int16_t[:, ::1] xq = x_axis[6]
     cdef const uint16_t[:, ::1] yq = y_axis[5]
     cdef Py_ssize_t nwin = xq.shape[1] // 4
+    cdef const int32_t[::1] pair_start = x_axis[7]
+    cdef const int32_t[:, ::1] pair_weights = x_axis[8]
+    cdef Py_ssize_t windows = pair_weights.shape[1]
     # The fixed-point rows (resize_fixed.h), within one level of the exact average.
     cdef bint fixed = uses_fixed_point(x_axis, y_axis)
     cdef bint wide = denom > AREA_FAST_MAX_DENOM
@@ -491,10 +567,19 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef Py_ssize_t taps_x = xw.shape[1], npairs = xpairs.shape[1]
     cdef Py_ssize_t n = crop_w * channels
     cdef Py_ssize_t stride = src.strides[0]
+    # Fixed point from 4 channels with AVX2 (AVX-512): output rows two (four) at a time, in
+    # the layout of resize_fixed.h's paired rows; a group past the last row repeats it.
+    cdef bint grouped = fixed and avx2 and channels == 4
+    cdef bint fours = (grouped and avx512_enabled and MANTIS_FIXED_AVX512
+                       and mantis_avx512_supported())
+    cdef Py_ssize_t group = 4 if fours else 2
+    cdef Py_ssize_t pairs_bytes = ((crop_w + 1) // 2 + windows + 1) * 16 * group
     # Per-thread scratch: the accumulated row (zero padded so padded taps read zeros) and the
-    # packed output row, each starting on its own cache line.
+    # packed output row, each starting on its own cache line; for the grouped rows the pairs
+    # (zero beyond the row: a cell's last window may reach past it) and a packed row a member.
     cdef Py_ssize_t acc_bytes = ((n + (taps_x + ACC_PAD_PIXELS) * channels) * 4 + 63) // 64 * 64
-    scratch_arr = new_scratch(threads, acc_bytes + out_w * 4)
+    scratch_arr = new_scratch(threads, pairs_bytes + group * out_w * 4 if grouped
+                              else acc_bytes + out_w * 4)
     cdef uint8_t[:, ::1] scratch = scratch_arr
     cdef const uint8_t* base = &src[crop_y, crop_x * channels]
     cdef Py_ssize_t i
@@ -509,6 +594,20 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef uint8_t* o0
     cdef uint8_t* o1
     cdef Py_ssize_t row
+    cdef Py_ssize_t groups = (row_stop - row_start + group - 1) // group
+    cdef uint8_t* out_base = &out[0, 0]
+    cdef Py_ssize_t out_stride = out.strides[0]
+    if grouped:
+        with nogil:
+            mantis_clear_avx_upper()
+            for i in prange(groups, num_threads=threads, schedule="dynamic",
+                            chunksize=max(1, ROWS_PER_CHUNK // group)):
+                grouped_rows(thread_scratch(scratch, threadid()), pairs_bytes, out_base,
+                             out_stride, base, stride, row_start + group * i, row_stop, group,
+                             fours, &ys[0], &ycount[0], &yq[0, 0], yq.shape[1], crop_w, out_w,
+                             out_channels, &pair_start[0], &pair_weights[0, 0], windows,
+                             swap_rb, keep, fill)
+        return
     if thirds or halves:
         with nogil:
             mantis_clear_avx_upper()
@@ -554,13 +653,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                 else:
                     mantis_fixed_vertical_c(top, stride, &yq[i, 0], ycount[i],
                                             <uint16_t*>mine, 0, n)
-                if avx2 and channels == 4:
-                    mantis_fixed_hrow4_avx2(<uint16_t*>mine, packed,
-                                            &out[i, 0] if out_channels == 3 else NULL, out_w,
-                                            &xs[0], &xq[0, 0], nwin, swap_rb, keep, fill)
-                    if out_channels == 3:
-                        continue
-                elif simd:
+                if simd:
                     mantis_fixed_hrow_sse2(<uint16_t*>mine, packed, out_w, &xs[0], &xq[0, 0],
                                            nwin, channels, swap_rb, keep, fill)
                 else:

@@ -219,112 +219,456 @@ static void mantis_fixed_vertical_avx2(const uint8_t *top, Py_ssize_t stride,
     mantis_fixed_vertical_sse2(top, stride, wy, rows, acc, e, n);
 }
 
-/* One 4-channel pixel, one window of four taps: 32 bytes from its first source pixel hold
-   pixels k, k+1 (low lane) and k+2, k+3 (high lane); pshufb pairs each lane's two pixels
-   channel by channel and pmaddwd weighs them with (w0, w1) in the low lane and (w2, w3) in
-   the high, whose 8 weight bytes are broadcast and spread by another pshufb. The pixel's
-   four channel sums are the low lane plus the high lane. */
-__attribute__((target("avx2"), always_inline))
-static inline __m256i mantis_fixed_window(const uint16_t *p, const int16_t *w,
-                                          __m256i pairs, __m256i spread) {
-    int64_t w4;
-    memcpy(&w4, w, 8);
-    const __m256i x = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)p), pairs);
-    return _mm256_madd_epi16(x, _mm256_shuffle_epi8(_mm256_set1_epi64x(w4), spread));
+/* ---- AVX2 rows in pairs: two output rows a step ----
+
+   A horizontal pass over one row spends most of its time arranging data rather than
+   multiplying: each output pixel's taps gathered, paired channel by channel, weights spread,
+   lanes added across. Here the vertical pass writes two output rows (a and b) in the order
+   pmaddwd wants, so the horizontal pass only loads, multiplies and adds:
+
+   - pair m (32 bytes) holds source pixels 2m and 2m + 1 of both rows: row a's eight 16-bit
+     values (c0 of 2m, c0 of 2m + 1, c2, c2, c1, c1, c3, c3), then row b's;
+   - output pixel j reads `nw` pairs from pair_start[j] = xs[j] / 2, each weighed by one
+     32-bit (even tap, odd tap) weight pair broadcast from `pair_weights` (the Q14 weights
+     moved one tap right when xs[j] is odd, zero beyond the cell): a load, a broadcast and a
+     pmaddwd a pair for both rows, row a's channel sums in the low lane and row b's in the
+     high, no lane crossing until the four pixels' bytes are packed.
+
+   The vertical values are those of mantis_fixed_vertical_c (x << 8 made by a shift or a mask
+   in place of an unpack) and every output sum the same products as mantis_fixed_hrow_c's
+   plus zero products, so the result is that of the portable rows, bit for bit. */
+
+/* Where a row's second step of `step` bytes starts: where the row's address is a multiple of
+   `step`, when that is a whole number of pairs (8 bytes) in (numpy's arrays start 16 bytes
+   past a cache line, and a load across two lines costs two), else right after the first.
+   The steps that overlap compute the same values twice. */
+static inline Py_ssize_t mantis_fixed_second_step(const uint8_t *row, Py_ssize_t step) {
+    const Py_ssize_t skew = (Py_ssize_t)((uintptr_t)row & (uintptr_t)(step - 1));
+    return skew && !(skew & 7) ? step - skew : step;
 }
 
-__attribute__((target("avx2"), always_inline))
-static inline __m256i mantis_fixed_sum_avx2(const uint16_t *p, const int16_t *w,
-                                            Py_ssize_t nwin, __m256i pairs, __m256i spread) {
-    __m256i s = mantis_fixed_window(p, w, pairs, spread);
-    for (Py_ssize_t u = 1; u < nwin; u++)
-        s = _mm256_add_epi32(s, mantis_fixed_window(p + 16 * u, w + 4 * u, pairs, spread));
-    return s;
+/* The 16-bit lane of channel c of pixel x within its pair (the layout above). */
+static inline Py_ssize_t mantis_paired_lane(Py_ssize_t x, int c, Py_ssize_t pair_bytes) {
+    static const int slot[4] = {0, 2, 1, 3};
+    return (x >> 1) * (pair_bytes / 2) + 2 * slot[c] + (x & 1);
 }
 
-/* Four output pixels a step from a 4-channel row (mantis_fixed_hrow_c's arithmetic), as
-   packed words, or with `rgb` set straight into that row as 3 bytes a pixel (12 bytes
-   stored as 16 while the next step overwrites the extra 4). `order` is the pshufb that
-   takes the output bytes in output order; `one_window` and `to_rgb` are constants wherever
-   this is inlined, so each combination compiles to its own loop. */
+/* A group's vertical values from byte `from` on, portably (`group` rows in the layout). */
+static void mantis_fixed_vertical_paired_c(const uint8_t *const *tops, const uint16_t *const *wy,
+                                           const Py_ssize_t *rows, Py_ssize_t stride,
+                                           uint8_t *pairs, int group, Py_ssize_t from,
+                                           Py_ssize_t n) {
+    for (int r = 0; r < group; r++) {
+        uint16_t *lanes = (uint16_t *)(pairs + 16 * r);
+        for (Py_ssize_t e = from; e < n; e++) {
+            uint32_t v = MANTIS_FIXED_HALF + (uint32_t)(rows[r] >> 1);
+            for (Py_ssize_t t = 0; t < rows[r]; t++)
+                v += ((uint32_t)tops[r][t * stride + e] * wy[r][t]) >> 8;
+            lanes[mantis_paired_lane(e >> 2, (int)(e & 3), 16 * group)] = (uint16_t)v;
+        }
+    }
+}
+
+/* One output row's vertical values for 8 source pixels (32 bytes), as pairs: m and m + 2 in
+   `first`'s lanes, m + 1 and m + 3 in `second`'s. */
 __attribute__((target("avx2"), always_inline))
-static inline Py_ssize_t mantis_fixed_steps4(const uint16_t *acc, uint32_t *packed,
-                                             uint8_t *rgb, Py_ssize_t out_w,
-                                             const int32_t *xs, const int16_t *weights,
-                                             Py_ssize_t nwin, __m128i order, __m128i k,
-                                             __m128i f, const int one_window,
-                                             const int to_rgb) {
-    const __m256i pairs = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-        0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
-    const __m256i spread = _mm256_setr_epi8(
-        0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3,
-        4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
-    const Py_ssize_t taps = one_window ? 4 : 4 * nwin;
-    const Py_ssize_t windows = one_window ? 1 : nwin;
-    /* the last steps of an RGB row store exactly 12 bytes (below) */
+static inline void mantis_fixed_pairs8(const uint8_t *row, Py_ssize_t stride, const __m256i *w,
+                                       Py_ssize_t rows, __m256i half, __m256i *first,
+                                       __m256i *second) {
+    const __m256i high = _mm256_set1_epi16((short)0xFF00);
+    /* 16-bit lanes (c0, c2 | c1, c3) of pixels 0..3 -> (c0 0, c0 1, c2 0, c2 1 | ...) */
+    const __m256i order = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15));
+    __m256i even = half, odd = half;
+    for (Py_ssize_t t = 0; t < rows; t++, row += stride) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)row);
+        even = _mm256_add_epi16(even, _mm256_mulhi_epu16(_mm256_slli_epi16(x, 8), w[t]));
+        odd = _mm256_add_epi16(odd, _mm256_mulhi_epu16(_mm256_and_si256(x, high), w[t]));
+    }
+    even = _mm256_shuffle_epi8(even, order);
+    odd = _mm256_shuffle_epi8(odd, order);
+    *first = _mm256_unpacklo_epi64(even, odd);
+    *second = _mm256_unpackhi_epi64(even, odd);
+}
+
+/* mantis_fixed_pairs8 with the loop over the cell's rows unrolled for cells of 1 to 4 rows
+   (shrinks below 4x): a loop of two or three turns cost as much as its multiplies. */
+__attribute__((target("avx2"), always_inline))
+static inline void mantis_fixed_pairs8_any(const uint8_t *row, Py_ssize_t stride,
+                                           const __m256i *w, Py_ssize_t rows, __m256i half,
+                                           __m256i *first, __m256i *second) {
+    switch (rows) {
+    case 1: mantis_fixed_pairs8(row, stride, w, 1, half, first, second); break;
+    case 2: mantis_fixed_pairs8(row, stride, w, 2, half, first, second); break;
+    case 3: mantis_fixed_pairs8(row, stride, w, 3, half, first, second); break;
+    case 4: mantis_fixed_pairs8(row, stride, w, 4, half, first, second); break;
+    default: mantis_fixed_pairs8(row, stride, w, rows, half, first, second);
+    }
+}
+
+/* Both rows' pairs for source bytes e .. e + 31, built in registers and stored whole. */
+__attribute__((target("avx2"), always_inline))
+static inline void mantis_fixed_pairs_step(const uint8_t *const *tops, Py_ssize_t stride,
+                                           __m256i (*w)[MANTIS_FIXED_MAX_TAPS],
+                                           const Py_ssize_t *rows, const __m256i *half,
+                                           uint8_t *pairs, Py_ssize_t e) {
+    __m256i fa, sa, fb, sb;
+    uint8_t *p = pairs + 4 * e;  /* 32-byte pairs, 8 source bytes each */
+    mantis_fixed_pairs8_any(tops[0] + e, stride, w[0], rows[0], half[0], &fa, &sa);
+    mantis_fixed_pairs8_any(tops[1] + e, stride, w[1], rows[1], half[1], &fb, &sb);
+    _mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(fa, fb, 0x20));
+    _mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(sa, sb, 0x20));
+    _mm256_storeu_si256((__m256i *)(p + 64), _mm256_permute2x128_si256(fa, fb, 0x31));
+    _mm256_storeu_si256((__m256i *)(p + 96), _mm256_permute2x128_si256(sa, sb, 0x31));
+}
+
+/* The vertical values (mantis_fixed_vertical_c's) of two output rows over `width` 4-channel
+   source pixels into the paired layout, 32 source bytes a step: both rows' pairs for those
+   bytes are put together in registers and stored whole (a store per 16 bytes cost more
+   than the arithmetic). */
+__attribute__((target("avx2")))
+static void mantis_fixed_vertical_pairs_avx2(const uint8_t *const *tops,
+                                             const uint16_t *const *wy, const Py_ssize_t *rows,
+                                             Py_ssize_t stride, uint8_t *pairs,
+                                             Py_ssize_t width) {
+    const Py_ssize_t n = 4 * width;
+    __m256i w[2][MANTIS_FIXED_MAX_TAPS], half[2];
+    for (int r = 0; r < 2; r++) {
+        half[r] = _mm256_set1_epi16((short)(MANTIS_FIXED_HALF + (rows[r] >> 1)));
+        for (Py_ssize_t t = 0; t < rows[r] && t < MANTIS_FIXED_MAX_TAPS; t++)
+            w[r][t] = _mm256_set1_epi16((short)wy[r][t]);
+    }
+    Py_ssize_t e = 0;  /* bytes done */
+    if (n >= 32) {
+#define MANTIS_PAIRS_STEP(AT) mantis_fixed_pairs_step(tops, stride, w, rows, half, pairs, (AT))
+        MANTIS_PAIRS_STEP(0);
+        for (e = mantis_fixed_second_step(tops[0], 32); e + 32 <= n; e += 32) MANTIS_PAIRS_STEP(e);
+        if (e < n && !((n - 32) & 7)) {  /* the last step ends the row when it starts a pair */
+            MANTIS_PAIRS_STEP(n - 32);
+            e = n;
+        }
+#undef MANTIS_PAIRS_STEP
+    }
+    mantis_fixed_vertical_paired_c(tops, wy, rows, stride, pairs, 2, e, n);
+}
+
+/* One output pixel of one row (`lanes`: that row's half of pair 0), portably. */
+static inline uint32_t mantis_paired_pixel_c(const uint16_t *lanes, Py_ssize_t pair_bytes,
+                                             Py_ssize_t first_pair, const int32_t *weights,
+                                             Py_ssize_t nw) {
+    uint32_t v = 0;
+    for (int c = 0; c < 4; c++) {
+        int32_t s = 0;
+        for (Py_ssize_t u = 0; u < nw; u++) {
+            const int16_t even = (int16_t)(weights[u] & 0xFFFF);
+            const int16_t odd = (int16_t)((uint32_t)weights[u] >> 16);
+            const Py_ssize_t x = 2 * (first_pair + u);
+            s += even * lanes[mantis_paired_lane(x, c, pair_bytes)]
+                 + odd * lanes[mantis_paired_lane(x + 1, c, pair_bytes)];
+        }
+        s >>= MANTIS_FIXED_SHIFT;
+        v |= (uint32_t)(s > 255 ? 255 : s) << (8 * c);
+    }
+    return v;
+}
+
+/* A packed pixel in output order: R and B swapped when asked, and for 4 bytes keep and fill. */
+static inline uint32_t mantis_paired_finish(uint32_t v, int to_rgb, int swap_rb, uint32_t keep,
+                                            uint32_t fill) {
+    if (swap_rb) v = mantis_swap_rb(v);
+    return to_rgb ? v : (v & keep) | fill;
+}
+
+/* Four output pixels of both rows a step; `windows` is a constant wherever this is inlined. */
+__attribute__((target("avx2"), always_inline))
+static inline Py_ssize_t mantis_fixed_steps_paired(const uint8_t *pairs, uint8_t *out_a,
+                                                   uint8_t *out_b, Py_ssize_t out_w,
+                                                   const int32_t *pair_start,
+                                                   const int32_t *weights,
+                                                   const Py_ssize_t windows, __m256i order,
+                                                   __m256i k, __m256i f, const int to_rgb) {
+    /* the last steps of an RGB row store exactly 12 bytes (the caller's tail) */
     const Py_ssize_t whole = to_rgb ? out_w - 5 : out_w - 3;
     Py_ssize_t j = 0;
-#define MANTIS_FIXED_AT(U) mantis_fixed_sum_avx2(acc + 4 * (Py_ssize_t)xs[j + (U)],         \
-                                                 weights + taps * (j + (U)), windows,      \
-                                                 pairs, spread)
+#define MANTIS_PAIRED_AT(U, S) do {                                                        \
+        const uint8_t *p_ = pairs + 32 * (Py_ssize_t)pair_start[j + (U)];                 \
+        const int32_t *w_ = weights + windows * (j + (U));                                \
+        __m256i s_ = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)p_),           \
+                                       _mm256_set1_epi32(w_[0]));                         \
+        for (Py_ssize_t u_ = 1; u_ < windows; u_++)                                        \
+            s_ = _mm256_add_epi32(s_, _mm256_madd_epi16(                                   \
+                _mm256_loadu_si256((const __m256i *)(p_ + 32 * u_)),                      \
+                _mm256_set1_epi32(w_[u_])));                                               \
+        (S) = _mm256_srai_epi32(s_, MANTIS_FIXED_SHIFT);                                   \
+    } while (0)
     for (; j < whole; j += 4) {
-        const __m256i z0 = MANTIS_FIXED_AT(0), z1 = MANTIS_FIXED_AT(1);
-        const __m256i z2 = MANTIS_FIXED_AT(2), z3 = MANTIS_FIXED_AT(3);
-        /* lanes added: pixels (j, j+2) and (j+1, j+3) */
-        const __m256i s02 = _mm256_add_epi32(_mm256_permute2x128_si256(z0, z2, 0x20),
-                                             _mm256_permute2x128_si256(z0, z2, 0x31));
-        const __m256i s13 = _mm256_add_epi32(_mm256_permute2x128_si256(z1, z3, 0x20),
-                                             _mm256_permute2x128_si256(z1, z3, 0x31));
-        const __m256i q = _mm256_packs_epi32(_mm256_srai_epi32(s02, MANTIS_FIXED_SHIFT),
-                                             _mm256_srai_epi32(s13, MANTIS_FIXED_SHIFT));
-        /* bytes: pixels j, j+1 in the low lane, j+2, j+3 in the high: one vpermq orders them */
-        const __m128i bytes = _mm_shuffle_epi8(_mm256_castsi256_si128(
-            _mm256_permute4x64_epi64(_mm256_packus_epi16(q, q), 0x08)), order);
-        if (to_rgb)
-            _mm_storeu_si128((__m128i *)(rgb + 3 * j), bytes);
-        else
-            _mm_storeu_si128((__m128i *)(packed + j), _mm_or_si128(_mm_and_si128(bytes, k), f));
+        __m256i s0, s1, s2, s3;
+        MANTIS_PAIRED_AT(0, s0);
+        MANTIS_PAIRED_AT(1, s1);
+        MANTIS_PAIRED_AT(2, s2);
+        MANTIS_PAIRED_AT(3, s3);
+        /* bytes: row a's pixels j .. j + 3 in the low lane, row b's in the high */
+        __m256i v = _mm256_shuffle_epi8(
+            _mm256_packus_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3)), order);
+        if (to_rgb) {
+            _mm_storeu_si128((__m128i *)(out_a + 3 * j), _mm256_castsi256_si128(v));
+            _mm_storeu_si128((__m128i *)(out_b + 3 * j), _mm256_extracti128_si256(v, 1));
+        } else {
+            v = _mm256_or_si256(_mm256_and_si256(v, k), f);
+            _mm_storeu_si128((__m128i *)(out_a + 4 * j), _mm256_castsi256_si128(v));
+            _mm_storeu_si128((__m128i *)(out_b + 4 * j), _mm256_extracti128_si256(v, 1));
+        }
     }
-#undef MANTIS_FIXED_AT
+#undef MANTIS_PAIRED_AT
     return j;
 }
 
+/* Two output rows from the paired layout: 3 bytes a pixel (to_rgb) or 4 (packed words with
+   keep and fill applied). Rows a and b may be the same row. */
 __attribute__((target("avx2")))
-static void mantis_fixed_hrow4_avx2(const uint16_t *acc, uint32_t *packed, uint8_t *rgb,
-                                    Py_ssize_t out_w, const int32_t *xs,
-                                    const int16_t *weights, Py_ssize_t nwin, int swap_rb,
-                                    uint32_t keep, uint32_t fill) {
-    const char z = (char)0x80, b0 = swap_rb ? 2 : 0, b2 = swap_rb ? 0 : 2;
-    const __m128i k = _mm_set1_epi32((int)keep), f = _mm_set1_epi32((int)fill);
-    const __m128i order = rgb
-        ? _mm_setr_epi8(b0, 1, b2, b0 + 4, 5, b2 + 4, b0 + 8, 9, b2 + 8, b0 + 12, 13, b2 + 12,
+static void mantis_fixed_hrow_paired_avx2(const uint8_t *pairs, uint8_t *out_a, uint8_t *out_b,
+                                          Py_ssize_t out_w, const int32_t *pair_start,
+                                          const int32_t *weights, Py_ssize_t windows,
+                                          int to_rgb, int swap_rb, uint32_t keep,
+                                          uint32_t fill) {
+    /* each pixel's bytes come out as (c0, c2, c1, c3) */
+    const char z = (char)0x80, b0 = swap_rb ? 1 : 0, b2 = swap_rb ? 0 : 1;
+    const __m128i order = to_rgb
+        ? _mm_setr_epi8(b0, 2, b2, b0 + 4, 6, b2 + 4, b0 + 8, 10, b2 + 8, b0 + 12, 14, b2 + 12,
                         z, z, z, z)
-        : _mm_setr_epi8(b0, 1, b2, 3, b0 + 4, 5, b2 + 4, 7, b0 + 8, 9, b2 + 8, 11,
-                        b0 + 12, 13, b2 + 12, 15);
+        : _mm_setr_epi8(b0, 2, b2, 3, b0 + 4, 6, b2 + 4, 7, b0 + 8, 10, b2 + 8, 11,
+                        b0 + 12, 14, b2 + 12, 15);
+    const __m256i o = _mm256_broadcastsi128_si256(order);
+    const __m256i k = _mm256_set1_epi32((int)keep), f = _mm256_set1_epi32((int)fill);
     Py_ssize_t j;
-    if (nwin == 1)
-        j = rgb ? mantis_fixed_steps4(acc, packed, rgb, out_w, xs, weights, 1, order, k, f, 1, 1)
-                : mantis_fixed_steps4(acc, packed, rgb, out_w, xs, weights, 1, order, k, f, 1, 0);
-    else
-        j = rgb ? mantis_fixed_steps4(acc, packed, rgb, out_w, xs, weights, nwin, order, k, f,
-                                      0, 1)
-                : mantis_fixed_steps4(acc, packed, rgb, out_w, xs, weights, nwin, order, k, f,
-                                      0, 0);
-    if (j < out_w) {
-        const Py_ssize_t taps = 4 * nwin;
-        mantis_fixed_hrow_sse2(acc, packed + j, out_w - j, xs + j, weights + taps * j, nwin,
-                               4, swap_rb, keep, fill);
-        for (; rgb && j < out_w; j++) memcpy(rgb + 3 * j, packed + j, 3);
+#define MANTIS_PAIRED_ROW(WINDOWS)                                                          \
+    (to_rgb ? mantis_fixed_steps_paired(pairs, out_a, out_b, out_w, pair_start, weights,    \
+                                        WINDOWS, o, k, f, 1)                                \
+            : mantis_fixed_steps_paired(pairs, out_a, out_b, out_w, pair_start, weights,    \
+                                        WINDOWS, o, k, f, 0))
+    switch (windows) {
+    case 1: j = MANTIS_PAIRED_ROW(1); break;
+    case 2: j = MANTIS_PAIRED_ROW(2); break;
+    case 3: j = MANTIS_PAIRED_ROW(3); break;
+    default: j = MANTIS_PAIRED_ROW(windows);
+    }
+#undef MANTIS_PAIRED_ROW
+    for (; j < out_w; j++) {
+        for (int row = 0; row < 2; row++) {
+            uint32_t v = mantis_paired_pixel_c((const uint16_t *)(pairs + 16 * row), 32,
+                                               pair_start[j], weights + windows * j, windows);
+            v = mantis_paired_finish(v, to_rgb, swap_rb, keep, fill);
+            memcpy((row ? out_b : out_a) + (to_rgb ? 3 : 4) * j, &v, to_rgb ? 3 : 4);
+        }
+    }
+}
+
+/* ---- AVX-512 rows in fours (chosen at run time when the CPU has AVX-512 F and BW) ----
+
+   The paired rows of AVX2 widened: pairs of 64 bytes hold four output rows (a, b, c, d; 16
+   bytes each, the layout above), the vertical pass takes 64 source bytes a step and the
+   horizontal pass one 512-bit pmaddwd a pair window for the four rows, so each instruction
+   does twice the work. The same integer arithmetic again. */
+#define MANTIS_FIXED_AVX512 1
+
+static int mantis_avx512_supported(void) {
+    static int has_avx512 = -1;
+    if (has_avx512 < 0)  /* libgcc also checks that the OS saves the 512-bit state */
+        has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    return has_avx512;
+}
+
+__attribute__((target("avx512f,avx512bw"), always_inline))
+static inline void mantis_fixed_pairs16(const uint8_t *row, Py_ssize_t stride, const __m512i *w,
+                                        Py_ssize_t rows, __m512i half, __m512i *first,
+                                        __m512i *second) {
+    const __m512i high = _mm512_set1_epi16((short)0xFF00);
+    const __m512i order = _mm512_broadcast_i32x4(_mm_setr_epi8(
+        0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15));
+    __m512i even = half, odd = half;
+    for (Py_ssize_t t = 0; t < rows; t++, row += stride) {
+        const __m512i x = _mm512_loadu_si512((const void *)row);
+        even = _mm512_add_epi16(even, _mm512_mulhi_epu16(_mm512_slli_epi16(x, 8), w[t]));
+        odd = _mm512_add_epi16(odd, _mm512_mulhi_epu16(_mm512_and_si512(x, high), w[t]));
+    }
+    even = _mm512_shuffle_epi8(even, order);
+    odd = _mm512_shuffle_epi8(odd, order);
+    *first = _mm512_unpacklo_epi64(even, odd);   /* pairs m, m + 2, m + 4, m + 6 */
+    *second = _mm512_unpackhi_epi64(even, odd);  /* pairs m + 1, m + 3, m + 5, m + 7 */
+}
+
+/* mantis_fixed_pairs8_any, 64 bytes wide. */
+__attribute__((target("avx512f,avx512bw"), always_inline))
+static inline void mantis_fixed_pairs16_any(const uint8_t *row, Py_ssize_t stride,
+                                            const __m512i *w, Py_ssize_t rows, __m512i half,
+                                            __m512i *first, __m512i *second) {
+    switch (rows) {
+    case 1: mantis_fixed_pairs16(row, stride, w, 1, half, first, second); break;
+    case 2: mantis_fixed_pairs16(row, stride, w, 2, half, first, second); break;
+    case 3: mantis_fixed_pairs16(row, stride, w, 3, half, first, second); break;
+    case 4: mantis_fixed_pairs16(row, stride, w, 4, half, first, second); break;
+    default: mantis_fixed_pairs16(row, stride, w, rows, half, first, second);
+    }
+}
+
+/* Four registers' 128-bit lanes transposed (lane k of register r to lane r of register k),
+   and each stored whole `step` bytes apart. */
+__attribute__((target("avx512f,avx512bw"), always_inline))
+static inline void mantis_store_transposed(uint8_t *p, Py_ssize_t step, __m512i a, __m512i b,
+                                           __m512i c, __m512i d) {
+    const __m512i ab_lo = _mm512_shuffle_i64x2(a, b, 0x44), ab_hi = _mm512_shuffle_i64x2(a, b, 0xEE);
+    const __m512i cd_lo = _mm512_shuffle_i64x2(c, d, 0x44), cd_hi = _mm512_shuffle_i64x2(c, d, 0xEE);
+    _mm512_storeu_si512((void *)p, _mm512_shuffle_i64x2(ab_lo, cd_lo, 0x88));
+    _mm512_storeu_si512((void *)(p + step), _mm512_shuffle_i64x2(ab_lo, cd_lo, 0xDD));
+    _mm512_storeu_si512((void *)(p + 2 * step), _mm512_shuffle_i64x2(ab_hi, cd_hi, 0x88));
+    _mm512_storeu_si512((void *)(p + 3 * step), _mm512_shuffle_i64x2(ab_hi, cd_hi, 0xDD));
+}
+
+/* The four rows' pairs for source bytes e .. e + 63, built in registers and stored whole. */
+__attribute__((target("avx512f,avx512bw"), always_inline))
+static inline void mantis_fixed_fours_step(const uint8_t *const *tops, Py_ssize_t stride,
+                                           __m512i (*w)[MANTIS_FIXED_MAX_TAPS],
+                                           const Py_ssize_t *rows, const __m512i *half,
+                                           uint8_t *pairs, Py_ssize_t e) {
+    __m512i f0, s0, f1, s1, f2, s2, f3, s3;
+    uint8_t *p = pairs + 8 * e;  /* 64-byte pairs, 8 source bytes each */
+    mantis_fixed_pairs16_any(tops[0] + e, stride, w[0], rows[0], half[0], &f0, &s0);
+    mantis_fixed_pairs16_any(tops[1] + e, stride, w[1], rows[1], half[1], &f1, &s1);
+    mantis_fixed_pairs16_any(tops[2] + e, stride, w[2], rows[2], half[2], &f2, &s2);
+    mantis_fixed_pairs16_any(tops[3] + e, stride, w[3], rows[3], half[3], &f3, &s3);
+    mantis_store_transposed(p, 2 * 64, f0, f1, f2, f3);       /* pairs m, m + 2, .. */
+    mantis_store_transposed(p + 64, 2 * 64, s0, s1, s2, s3);  /* pairs m + 1, m + 3, .. */
+}
+
+/* mantis_fixed_vertical_pairs_avx2 for four rows, 64 source bytes a step. */
+__attribute__((target("avx512f,avx512bw")))
+static void mantis_fixed_vertical_fours_avx512(const uint8_t *const *tops,
+                                               const uint16_t *const *wy,
+                                               const Py_ssize_t *rows, Py_ssize_t stride,
+                                               uint8_t *pairs, Py_ssize_t width) {
+    const Py_ssize_t n = 4 * width;
+    __m512i w[4][MANTIS_FIXED_MAX_TAPS], half[4];
+    for (int r = 0; r < 4; r++) {
+        half[r] = _mm512_set1_epi16((short)(MANTIS_FIXED_HALF + (rows[r] >> 1)));
+        for (Py_ssize_t t = 0; t < rows[r] && t < MANTIS_FIXED_MAX_TAPS; t++)
+            w[r][t] = _mm512_set1_epi16((short)wy[r][t]);
+    }
+    Py_ssize_t e = 0;  /* bytes done */
+    if (n >= 64) {
+#define MANTIS_FOURS_STEP(AT) mantis_fixed_fours_step(tops, stride, w, rows, half, pairs, (AT))
+        MANTIS_FOURS_STEP(0);
+        for (e = mantis_fixed_second_step(tops[0], 64); e + 64 <= n; e += 64) MANTIS_FOURS_STEP(e);
+        if (e < n && !((n - 64) & 7)) {
+            MANTIS_FOURS_STEP(n - 64);
+            e = n;
+        }
+#undef MANTIS_FOURS_STEP
+    }
+    mantis_fixed_vertical_paired_c(tops, wy, rows, stride, pairs, 4, e, n);
+}
+
+/* Four output pixels of the four rows a step (mantis_fixed_steps_paired, widened). */
+__attribute__((target("avx512f,avx512bw"), always_inline))
+static inline Py_ssize_t mantis_fixed_steps_fours(const uint8_t *pairs, uint8_t *const *out,
+                                                  Py_ssize_t out_w, const int32_t *pair_start,
+                                                  const int32_t *weights,
+                                                  const Py_ssize_t windows, __m512i order,
+                                                  __m512i k, __m512i f, const int to_rgb) {
+    const Py_ssize_t whole = to_rgb ? out_w - 5 : out_w - 3;
+    const Py_ssize_t size = to_rgb ? 3 : 4;
+    Py_ssize_t j = 0;
+#define MANTIS_FOURS_AT(U, S) do {                                                         \
+        const uint8_t *p_ = pairs + 64 * (Py_ssize_t)pair_start[j + (U)];                 \
+        const int32_t *w_ = weights + windows * (j + (U));                                \
+        __m512i s_ = _mm512_madd_epi16(_mm512_loadu_si512((const void *)p_),              \
+                                       _mm512_set1_epi32(w_[0]));                         \
+        for (Py_ssize_t u_ = 1; u_ < windows; u_++)                                        \
+            s_ = _mm512_add_epi32(s_, _mm512_madd_epi16(                                   \
+                _mm512_loadu_si512((const void *)(p_ + 64 * u_)),                         \
+                _mm512_set1_epi32(w_[u_])));                                               \
+        (S) = _mm512_srai_epi32(s_, MANTIS_FIXED_SHIFT);                                   \
+    } while (0)
+    for (; j < whole; j += 4) {
+        __m512i s0, s1, s2, s3;
+        MANTIS_FOURS_AT(0, s0);
+        MANTIS_FOURS_AT(1, s1);
+        MANTIS_FOURS_AT(2, s2);
+        MANTIS_FOURS_AT(3, s3);
+        /* lane r: row r's pixels j .. j + 3 */
+        __m512i v = _mm512_shuffle_epi8(
+            _mm512_packus_epi16(_mm512_packs_epi32(s0, s1), _mm512_packs_epi32(s2, s3)), order);
+        if (!to_rgb) v = _mm512_or_si512(_mm512_and_si512(v, k), f);
+        _mm_storeu_si128((__m128i *)(out[0] + size * j), _mm512_castsi512_si128(v));
+        _mm_storeu_si128((__m128i *)(out[1] + size * j), _mm512_extracti32x4_epi32(v, 1));
+        _mm_storeu_si128((__m128i *)(out[2] + size * j), _mm512_extracti32x4_epi32(v, 2));
+        _mm_storeu_si128((__m128i *)(out[3] + size * j), _mm512_extracti32x4_epi32(v, 3));
+    }
+#undef MANTIS_FOURS_AT
+    return j;
+}
+
+/* Four output rows from the layout in fours; rows may repeat (the same row written twice). */
+__attribute__((target("avx512f,avx512bw")))
+static void mantis_fixed_hrow_fours_avx512(const uint8_t *pairs, uint8_t *out_a, uint8_t *out_b,
+                                           uint8_t *out_c, uint8_t *out_d, Py_ssize_t out_w,
+                                           const int32_t *pair_start, const int32_t *weights,
+                                           Py_ssize_t windows, int to_rgb, int swap_rb,
+                                           uint32_t keep, uint32_t fill) {
+    uint8_t *const out[4] = {out_a, out_b, out_c, out_d};
+    const char z = (char)0x80, b0 = swap_rb ? 1 : 0, b2 = swap_rb ? 0 : 1;
+    const __m128i order = to_rgb
+        ? _mm_setr_epi8(b0, 2, b2, b0 + 4, 6, b2 + 4, b0 + 8, 10, b2 + 8, b0 + 12, 14, b2 + 12,
+                        z, z, z, z)
+        : _mm_setr_epi8(b0, 2, b2, 3, b0 + 4, 6, b2 + 4, 7, b0 + 8, 10, b2 + 8, 11,
+                        b0 + 12, 14, b2 + 12, 15);
+    const __m512i o = _mm512_broadcast_i32x4(order);
+    const __m512i k = _mm512_set1_epi32((int)keep), f = _mm512_set1_epi32((int)fill);
+    Py_ssize_t j;
+#define MANTIS_FOURS_ROW(WINDOWS)                                                           \
+    (to_rgb ? mantis_fixed_steps_fours(pairs, out, out_w, pair_start, weights, WINDOWS, o,  \
+                                       k, f, 1)                                             \
+            : mantis_fixed_steps_fours(pairs, out, out_w, pair_start, weights, WINDOWS, o,  \
+                                       k, f, 0))
+    switch (windows) {
+    case 1: j = MANTIS_FOURS_ROW(1); break;
+    case 2: j = MANTIS_FOURS_ROW(2); break;
+    case 3: j = MANTIS_FOURS_ROW(3); break;
+    default: j = MANTIS_FOURS_ROW(windows);
+    }
+#undef MANTIS_FOURS_ROW
+    for (; j < out_w; j++) {
+        for (int row = 0; row < 4; row++) {
+            uint32_t v = mantis_paired_pixel_c((const uint16_t *)(pairs + 16 * row), 64,
+                                               pair_start[j], weights + windows * j, windows);
+            v = mantis_paired_finish(v, to_rgb, swap_rb, keep, fill);
+            memcpy(out[row] + (to_rgb ? 3 : 4) * j, &v, to_rgb ? 3 : 4);
+        }
     }
 }
 #else
 static void mantis_fixed_vertical_avx2(const uint8_t *top, Py_ssize_t stride,
                                        const uint16_t *wy, Py_ssize_t rows, uint16_t *acc,
                                        Py_ssize_t n) {}
-static void mantis_fixed_hrow4_avx2(const uint16_t *acc, uint32_t *packed, uint8_t *rgb,
-                                    Py_ssize_t out_w, const int32_t *xs,
-                                    const int16_t *weights, Py_ssize_t nwin, int swap_rb,
-                                    uint32_t keep, uint32_t fill) {}
+static void mantis_fixed_vertical_pairs_avx2(const uint8_t *const *tops,
+                                             const uint16_t *const *wy, const Py_ssize_t *rows,
+                                             Py_ssize_t stride, uint8_t *pairs,
+                                             Py_ssize_t width) {}
+static void mantis_fixed_hrow_paired_avx2(const uint8_t *pairs, uint8_t *out_a, uint8_t *out_b,
+                                          Py_ssize_t out_w, const int32_t *pair_start,
+                                          const int32_t *weights, Py_ssize_t windows,
+                                          int to_rgb, int swap_rb, uint32_t keep,
+                                          uint32_t fill) {}
+#define MANTIS_FIXED_AVX512 0
+static int mantis_avx512_supported(void) { return 0; }
+static void mantis_fixed_vertical_fours_avx512(const uint8_t *const *tops,
+                                               const uint16_t *const *wy,
+                                               const Py_ssize_t *rows, Py_ssize_t stride,
+                                               uint8_t *pairs, Py_ssize_t width) {}
+static void mantis_fixed_hrow_fours_avx512(const uint8_t *pairs, uint8_t *out_a, uint8_t *out_b,
+                                           uint8_t *out_c, uint8_t *out_d, Py_ssize_t out_w,
+                                           const int32_t *pair_start, const int32_t *weights,
+                                           Py_ssize_t windows, int to_rgb, int swap_rb,
+                                           uint32_t keep, uint32_t fill) {}
 #endif
 
 #endif /* MANTIS_RESIZE_FIXED_H */

@@ -155,23 +155,31 @@ def screen_like(height: int, width: int, channels: int = 4, seed: int = 0) -> np
     return img
 
 
-PATHS = ["avx2", "sse2", "portable"]
+PATHS = ["avx512", "avx2", "sse2", "portable"]
 
 
 def path_available(path: str) -> bool:
-    return {"avx2": _resize.avx2_available(), "sse2": _resize.simd_available()}.get(path, True)
+    return {
+        "avx512": _resize.avx512_available(),
+        "avx2": _resize.avx2_available(),
+        "sse2": _resize.simd_available(),
+    }.get(path, True)
 
 
 @contextmanager
 def kernel_path(path: str):
-    """Run the kernels through the AVX2 rows, the SSE2 rows or the portable Cython rows."""
-    previous_simd, previous_avx2 = image_module._SIMD, _resize.use_avx2(path == "avx2")
+    """Run the kernels through the AVX-512 fixed-point rows (with AVX2 elsewhere), the AVX2
+    rows, the SSE2 rows or the portable Cython rows."""
+    previous_simd = image_module._SIMD
+    previous_avx2 = _resize.use_avx2(path in ("avx512", "avx2"))
+    previous_avx512 = _resize.use_avx512(path == "avx512")
     image_module._SIMD = path != "portable"
     try:
         yield
     finally:
         image_module._SIMD = previous_simd
         _resize.use_avx2(previous_avx2)
+        _resize.use_avx512(previous_avx512)
 
 
 @pytest.fixture(params=PATHS)
@@ -285,6 +293,30 @@ def test_area_fixed_point_extremes_saturate(src_size, out_size, simd):
     src[1::2, 1::2] = 0
     out = resize(src, out_size, out_format="BGRA", src_format="BGRA")
     np.testing.assert_array_equal(out, area_fixed(src, (0, 0, *src_size), *out_size))
+
+
+@pytest.mark.parametrize("crop_x", range(17))
+@pytest.mark.parametrize(
+    ("crop_w", "out_size"),
+    [
+        ((13, (9, 5))),  # narrower than a step: the portable tail alone
+        ((16, (11, 7))),  # exactly one AVX-512 step
+        ((37, (25, 3))),  # odd width: the last step cannot end the row
+        ((66, (45, 6))),  # even width: the last step overlaps to end it
+        ((100, (69, 1))),  # one output row: a group repeats it
+    ],
+)
+def test_area_fixed_point_steps_alignment_and_groups(crop_x, crop_w, out_size, simd):
+    # The fixed-point rows from 4 channels go in steps of 32 or 64 source bytes from an
+    # aligned address where one is a whole number of pixel pairs in, two or four output rows at
+    # once: every start address, width and row count must give the documented arithmetic.
+    src = screen_like(2 * out_size[1] + 3, crop_x + crop_w + 5, 4, seed=crop_w)
+    crop = (crop_x, 1, crop_w, 3 * out_size[1] // 2 + 1)
+    assert fixed_geometry(crop_w, crop[3], *out_size)
+    for out_format in ("RGB", "BGRA", "L"):
+        out = resize(src, out_size, crop=crop, out_format=out_format, src_format="BGRA")
+        native = area_fixed(src, crop, *out_size)
+        np.testing.assert_array_equal(out, convert_reference(native, "BGRA", out_format))
 
 
 @pytest.mark.parametrize(
