@@ -18,7 +18,10 @@ Denominators above 64 with cells of at most 8 source pixels a side (the general 
 ask for: 1920 -> 1316 has 480, 1080 -> 728 has 135) take fixed-point rows instead
 (``resize_fixed.h``): weights scaled to powers of two, both passes in 16-bit lanes, every
 output the exact average rounded down or up (``uses_fixed_point`` says which arithmetic a
-geometry gets; the same on every machine). The exact rows below serve the rest.
+geometry gets; the same on every machine). From 4 channels with AVX2 they go two output rows
+at a time, with AVX-512 four (``grouped_rows``; ``use_avx512(False)`` forbids the latter), the
+vertical pass writing the rows in the order the horizontal pass multiplies them in. The exact
+rows below serve the rest.
 
 Exact area rows take one of three paths, each checked against the same exact reference:
 

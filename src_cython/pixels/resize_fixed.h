@@ -21,8 +21,8 @@
    before the final floor is within 0.25 of average + 1/2 and every output is the exact
    average rounded down or up (|out - average| < 1), nearly always the half-up rounding the
    exact kernels give (0.3-0.4% of values differ at the sizes models ask for, about 1% at
-   7x shrinks). The arithmetic is the same integer arithmetic in the
-   portable, SSE2 and AVX2 rows below, so the result does not depend on the machine. */
+   7x shrinks). The arithmetic is the same integer arithmetic in the portable, SSE2, AVX2 and
+   AVX-512 rows below, so the result does not depend on the machine. */
 #ifndef MANTIS_RESIZE_FIXED_H
 #define MANTIS_RESIZE_FIXED_H
 
