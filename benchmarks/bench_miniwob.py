@@ -4,8 +4,10 @@ Run: .venv/bin/python -m pytest benchmarks/bench_miniwob.py --benchmark-only -p 
 
 The same tasks, seeds and decisions on every side: the scripted oracle of
 ``mantis_fast.gym.miniwob_oracles.ORACLES`` is evaluated in the task's page; mantis_fast acts on
-it through pixels (a click at the element's visible point by XTest, text typed), miniwob's env
-through its element actions (``CLICK_ELEMENT`` on the ref its observation assigned,
+it through pixels (a click at the element's visible point by XTest, text typed; the
+``mantis_fast devtools`` side sends the same pixels and keys over DevTools,
+``BrowserTask(input="devtools")``, a reference row of the report), miniwob's env through its
+element actions (``CLICK_ELEMENT`` on the ref its observation assigned,
 ``TYPE_TEXT``) via Selenium and chromedriver.
 
 miniwob's env runs as its users run it, in two configurations: its default (headless Chromium)
@@ -130,12 +132,13 @@ def run_peer(
 
 
 class Ours:
-    """mantis_fast's env on ``task``; ``pids``: the processes it started."""
+    """mantis_fast's env on ``task``, its actions sent by ``input`` (``BrowserTask``'s);
+    ``pids``: the processes it started."""
 
-    def __init__(self, task: str) -> None:
+    def __init__(self, task: str, input: str = "xtest") -> None:
         before = descendants()
         self.task = task
-        self.env = miniwob_env(task)
+        self.env = miniwob_env(task, input=input)
         self.env.reset(seed=0)
         self.pids = descendants() - before
 
@@ -153,18 +156,21 @@ class Ours:
         self.env.close()
 
 
-_OURS: dict[str, Ours] = {}
+_OURS: dict[tuple[str, str], Ours] = {}
+# mantis_fast's sides: the default (X input), and actions sent over DevTools.
+OUR_INPUTS = {"mantis_fast": "xtest", "mantis_fast devtools": "devtools"}
 
 
 @pytest.fixture(scope="module")
-def ours() -> Iterator[Callable[[str], Ours]]:
-    """``ours(task)``: mantis_fast's env on ``task``, kept open between its benchmarks and
-    closed (``close_ours``) before a peer runs."""
+def ours() -> Iterator[Callable[[str, str], Ours]]:
+    """``ours(task, input)``: mantis_fast's env on ``task``, kept open between its benchmarks
+    and closed (``close_ours``) before a peer runs."""
 
-    def open_env(task: str) -> Ours:
-        if task not in _OURS:
-            _OURS[task] = Ours(task)
-        return _OURS[task]
+    def open_env(task: str, input: str = "xtest") -> Ours:
+        if (task, input) not in _OURS:
+            close_ours()  # one desktop at a time: the other input's side is not beside it
+            _OURS[task, input] = Ours(task, input)
+        return _OURS[task, input]
 
     yield open_env
     close_ours()
@@ -179,6 +185,8 @@ def _tag(report_as: Any, kind: str, who: str, task: str) -> None:
     operation = f"MiniWoB++ {kind}, {task}"
     if who == "mantis_fast":
         report_as(operation, "subject", "mantis_fast (XTest, pixels)")
+    elif who in OUR_INPUTS:
+        report_as(operation, "reference", "mantis_fast (DevTools input, pixels)")
     elif PEERS[who] == "headless":
         report_as(
             operation, "peer", "miniwob {version} (Selenium, headless, alone)", package="miniwob"
@@ -194,8 +202,8 @@ def run_side(benchmark: Any, ours: Any, report_as: Any, kind: str, who: str, tas
     benchmark.group = f"miniwob {kind} {task}"
     benchmark.name = f"{who} {kind} {task}"
     rounds = {"step": STEP_ROUNDS, "reset": RESET_ROUNDS, "episode": EPISODE_ROUNDS}[kind]
-    if who == "mantis_fast":
-        side = ours(task)
+    if who in OUR_INPUTS:
+        side = ours(task, OUR_INPUTS[who])
         facts = {
             "memory_rss_mib": round(rss_mib(side.pids), 1),
             "processes": process_names(side.pids),
@@ -218,7 +226,7 @@ def run_side(benchmark: Any, ours: Any, report_as: Any, kind: str, who: str, tas
     return outcomes
 
 
-SIDES = ["mantis_fast", *PEERS]
+SIDES = [*OUR_INPUTS, *PEERS]
 
 
 @pytest.mark.parametrize("task", TASKS)

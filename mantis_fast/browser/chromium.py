@@ -224,6 +224,21 @@ class Chromium(Closing):
         except BrowserError as exc:
             raise self._exited(exc) from None
 
+    def call_all(
+        self,
+        calls: Sequence[tuple[str, dict[str, Any] | None]],
+        *,
+        timeout: float = CALL_TIMEOUT_S,
+    ) -> list[dict[str, Any]]:
+        """DevTools calls on the page's session sent at once, their results in order
+        (``DevToolsPipe.call_all``)."""
+        self._check_open()
+        assert self.devtools is not None
+        try:
+            return self.devtools.call_all(calls, session=self.session, timeout=timeout)
+        except BrowserError as exc:
+            raise self._exited(exc) from None
+
     def evaluate(
         self, expression: str, *, await_promise: bool = False, timeout: float = CALL_TIMEOUT_S
     ) -> Any:

@@ -20,6 +20,7 @@ import os
 import select
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from mantis_fast.errors import BrowserError, BrowserTimeoutError
@@ -58,33 +59,61 @@ class DevToolsPipe:
         the browser answers with an error or goes away, ``BrowserTimeoutError`` after
         ``timeout`` seconds without the reply (the connection is then closed: a late reply
         would answer the wrong call)."""
+        return self.call_all([(method, params)], session=session, timeout=timeout)[0]
+
+    def call_all(
+        self,
+        calls: Sequence[tuple[str, dict[str, Any] | None]],
+        *,
+        session: str | None = None,
+        timeout: float = CALL_TIMEOUT_S,
+    ) -> list[dict[str, Any]]:
+        """Send every ``(method, params)`` of ``calls`` at once, then wait for all their
+        replies (the browser takes them in order without waiting for our reading of each
+        reply); their ``result`` in order. Errors as ``call``'s, for the first call refused
+        (once every reply is in, so the connection stays in step); ``timeout`` bounds the
+        whole."""
+        if not calls:
+            return []
         with self._lock:
+            first_method = calls[0][0]
             if self._closed:
-                raise BrowserError(f"{self.name}'s DevTools connection is closed ({method})")
-            self._next_id += 1
-            call_id = self._next_id
-            message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
-            if session is not None:
-                message["sessionId"] = session
+                raise BrowserError(f"{self.name}'s DevTools connection is closed ({first_method})")
             deadline = time.monotonic() + timeout
+            pending: dict[int, int] = {}  # call id -> index in calls
+            data = bytearray()
+            for index, (method, params) in enumerate(calls):
+                self._next_id += 1
+                pending[self._next_id] = index
+                message: dict[str, Any] = {
+                    "id": self._next_id,
+                    "method": method,
+                    "params": params or {},
+                }
+                if session is not None:
+                    message["sessionId"] = session
+                data += json.dumps(message).encode() + b"\0"
+            replies: list[dict[str, Any]] = [{} for _ in calls]
             try:
-                self._send(json.dumps(message).encode() + b"\0", method, deadline, timeout)
-                while True:
-                    reply = self._receive(method, deadline, timeout)
-                    if reply.get("id") == call_id:
-                        break
-                    if "method" in reply:
+                self._send(bytes(data), first_method, deadline, timeout)
+                while pending:
+                    reply = self._receive(calls[min(pending.values())][0], deadline, timeout)
+                    call_id = reply.get("id")
+                    if call_id in pending:
+                        replies[pending.pop(call_id)] = reply
+                    elif "method" in reply:
                         self.events.append(reply)
             except BaseException:
                 self._close_locked()
                 raise
-        if "error" in reply:
-            error = reply["error"]
-            raise BrowserError(
-                f"{self.name} refused {method}: {error.get('message', error)}"
-                + (f" ({error['data']})" if error.get("data") else "")
-            )
-        return reply.get("result", {})
+        for (method, _), reply in zip(calls, replies, strict=True):
+            if "error" in reply:
+                error = reply["error"]
+                raise BrowserError(
+                    f"{self.name} refused {method}: {error.get('message', error)}"
+                    + (f" ({error['data']})" if error.get("data") else "")
+                )
+        return [reply.get("result", {}) for reply in replies]
 
     def drain(self) -> None:
         """Read the events already waiting, without blocking."""

@@ -37,13 +37,18 @@ import numpy as np
 from mantis_fast import _validate
 from mantis_fast.actions.model import Action, ActionType
 from mantis_fast.browser.chromium import START_TIMEOUT_S, Chromium
+from mantis_fast.browser.devtools_input import DevToolsInput
 from mantis_fast.errors import BrowserError, DisplayError, InvalidInputError
 from mantis_fast.gym.tasks import Task
 from mantis_fast.x11.damage import Settled
 from mantis_fast.x11.refresh import MAX_REFRESH_HZ, set_refresh_rate
 from mantis_fast.x11.settle import FrameWait
 
-__all__ = ["FRAME_WAIT_CEILING_MS", "INPUT_WAIT_MS", "PAGE_QUIET_MS", "BrowserTask"]
+__all__ = ["FRAME_WAIT_CEILING_MS", "INPUTS", "INPUT_WAIT_MS", "PAGE_QUIET_MS", "BrowserTask"]
+
+#: How the agent's actions reach the page: X input (XTest, like any app on the desktop), or
+#: DevTools' ``Input`` domain (``mantis_fast.browser.devtools_input``).
+INPUTS = ("xtest", "devtools")
 
 #: How long a step waits for the page to receive its input before it goes on (an action on
 #: no page element, a move to where the pointer already is).
@@ -68,18 +73,24 @@ _INSTRUMENT = """(() => {
   catch (error) { top = null; }
   const counts = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
   const now = () => performance.timeOrigin + performance.now();
-  // When the first frame after the latest input began (null: it has not yet): what that input
-  // changed is drawn from that frame on.
-  let inputFrame = null;
-  let framePending = false;
+  // Per event type, when the first frame after its latest event began (null: it has not
+  // yet): what that input changed is drawn from that frame on. Per type, so that a later
+  // event of another type (Chromium's own mouse move after a repaint under the pointer) does
+  // not move the frame a step waits for past the one that drew its answer.
+  const inputFrames = {mouseup: null, keyup: null, wheel: null, mousemove: null};
+  const framing = new Set();  // types whose next frame is awaited
   const waiters = new Set();  // settles waiting for a count: told by the event itself
   const bump = (type) => {
     counts[type]++;
-    inputFrame = null;
-    if (!framePending) {
-      framePending = true;
-      requestAnimationFrame(() => { framePending = false; inputFrame = now(); });
+    inputFrames[type] = null;
+    if (framing.size === 0) {
+      requestAnimationFrame(() => {
+        const began = now();
+        for (const framed of framing) inputFrames[framed] = began;
+        framing.clear();
+      });
     }
+    framing.add(type);
     for (const waiter of waiters) {
       if (waiter.type === type && counts[type] >= waiter.target) {
         waiters.delete(waiter);
@@ -102,18 +113,19 @@ _INSTRUMENT = """(() => {
   const settle = (seenDoc, type, target, limitMs) => new Promise((resolve) => {
     const start = performance.now();
     const go = () => {
-      let first = type === null ? null : inputFrame;
+      let first = type === null ? null : inputFrames[type];
       if (first === null) requestAnimationFrame(() => { if (first === null) first = now(); });
       setTimeout(() => setTimeout(() => requestAnimationFrame(() => {
         const began = now();
-        resolve([performance.now() - start, first === null ? began : first, began]);
+        // the time of the answer's sending too: it keeps the page's clock in step with ours
+        resolve([performance.now() - start, first === null ? began : first, began, now()]);
       }), 0), 0);
     };
-    setTimeout(() => resolve([-2, null, null]), 4 * limitMs);  // no frames (a hidden page)
+    setTimeout(() => resolve([-2, null, null, null]), 4 * limitMs);  // no frames (a hidden page)
     if (seenDoc !== doc || type === null || counts[type] >= target) { go(); return; }
     const waiter = {type, target, go};
     waiters.add(waiter);
-    setTimeout(() => { if (waiters.delete(waiter)) resolve([-1, null, null]); }, limitMs);
+    setTimeout(() => { if (waiters.delete(waiter)) resolve([-1, null, null, null]); }, limitMs);
   });
   Object.defineProperty(window, "__mantis", {value: Object.freeze({counts, doc, settle, bump})});
 })();"""
@@ -139,30 +151,20 @@ def _expected_event(action: Action | None) -> tuple[str | None, int]:
     return None, 0
 
 
-class _PageClock:
-    """A page's clock (``performance.timeOrigin + performance.now()``, ms) in
-    ``time.monotonic()`` ms, per document: a document reads the wall clock once, at its
-    origin, and counts monotonic time from there, so one offset holds for its life. Set from a
-    round trip when the document is first seen (within half of it), then kept no later than
-    any answer shows (the page's time on sending, our time on arrival)."""
-
-    def __init__(self) -> None:
-        self._doc: str | None = None
-        self._offset = 0.0
-
-    def sync(self, doc: str, sent: float, page_ms: float, received: float) -> None:
-        """A round trip that read the page's clock: sent and received in our seconds."""
-        if doc and doc != self._doc:
-            self._doc, self._offset = doc, (sent + received) * 500.0 - page_ms
-
-    def offset(self, doc: str, sent_ms: float, received: float) -> float:
-        """The offset, kept consistent with an answer the page sent at ``sent_ms``."""
-        bound = received * 1e3 - sent_ms
-        if doc != self._doc:
-            self._doc, self._offset = doc, bound
-        else:
-            self._offset = min(self._offset, bound)
-        return self._offset
+def _page_to_monotonic_ms(sent_ms: float, asked: float, received: float) -> float:
+    """What to add to a page's clock (``performance.timeOrigin + now()``, ms) for
+    ``time.monotonic()`` ms, from an answer the page sent at ``sent_ms``, asked for at
+    ``asked`` and received at ``received`` (our seconds). The page's clock is the wall clock
+    (its origin read from it, counted on from there), so the wall clock's distance from ours
+    maps it to within the timers' resolution; the answer's round trip bounds the mapping,
+    which only matters for a wall clock stepped since the document began."""
+    offset = (time.monotonic() - time.time()) * 1e3
+    mapped = sent_ms + offset
+    if mapped < asked * 1e3:
+        offset = asked * 1e3 - sent_ms
+    elif mapped > received * 1e3:
+        offset = received * 1e3 - sent_ms
+    return offset
 
 
 class BrowserTask(Task):
@@ -170,7 +172,10 @@ class BrowserTask(Task):
 
     ``start_url``: loaded at every ``reset`` (``options={"start_url": ...}`` overrides it for
     one episode). ``scale``: Chromium's device scale factor. ``refresh_hz``: the refresh rate
-    the desktop reports while the browser runs (None leaves it). Rewards are 0 and episodes
+    the desktop reports while the browser runs (None leaves it). ``input``: ``"xtest"`` (the
+    default) sends the actions as X input; ``"devtools"`` sends them to the page over DevTools
+    (``DevToolsInput``: the same points and key names; the X pointer stays put). Rewards are 0
+    and episodes
     never end by themselves; ``info`` carries ``url``. ``evaluate`` runs JavaScript in the page
     (what a scripted policy may read; it acts through the screen like any other).
     """
@@ -183,6 +188,7 @@ class BrowserTask(Task):
         refresh_hz: int | None = 240,
         executable: str | None = None,
         page_timeout: float = _PAGE_TIMEOUT_S,
+        input: str = "xtest",
     ) -> None:
         if not isinstance(start_url, str) or not start_url:
             raise InvalidInputError(f"start_url must be a non-empty string, got {start_url!r}")
@@ -196,7 +202,10 @@ class BrowserTask(Task):
             raise InvalidInputError(
                 f"refresh_hz must be None or an integer in 1..{MAX_REFRESH_HZ}, got {refresh_hz!r}"
             )
+        if input not in INPUTS:
+            raise InvalidInputError(f"input must be one of {', '.join(INPUTS)}, got {input!r}")
         self.start_url = start_url
+        self.input = input
         self.scale = float(scale)
         self.refresh_hz = refresh_hz
         self.executable = executable
@@ -213,15 +222,16 @@ class BrowserTask(Task):
         self.popups_closed: list[str] = []  # since the last step's info
         # How long the page's frames take to reach the screen (learned), in whose clock.
         self.frame_wait = FrameWait(FRAME_WAIT_CEILING_MS)
-        self._page_clock = _PageClock()
         self.page_wait = ""  # how the last wait for the page ended (settle_facts)
+        # With input="devtools": the desktop's dispatcher, the pointer it had, and ours.
+        self._pointer: tuple[Any, Any, DevToolsInput] | None = None
 
     # A copy or a pickle (vector envs, Ray) is the settings, never the running browser.
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         runtime = (
             *("browser", "_display", "_doc", "_counts", "page_state", "browser_starts"),
-            *("frame_wait", "_page_clock", "page_wait"),
+            *("frame_wait", "page_wait", "_pointer"),
         )
         for name in (*runtime, "popups_closed"):
             state.pop(name, None)
@@ -233,7 +243,14 @@ class BrowserTask(Task):
 
     # -- the browser -------------------------------------------------------------------------
     def _ensure_browser(self, desktop: Any) -> bool:
-        """Start Chromium on ``desktop`` unless it already runs there; True if started."""
+        """Start Chromium on ``desktop`` unless it already runs there, and route the actions
+        to it as ``input`` says; True if started."""
+        started = self._start_browser(desktop)
+        if self.input == "devtools":
+            self._use_devtools_input(desktop)
+        return started
+
+    def _start_browser(self, desktop: Any) -> bool:
         browser = self.browser
         if browser is not None and browser.alive and self._display == desktop.display:
             return False
@@ -260,12 +277,35 @@ class BrowserTask(Task):
         self.load(url)
         return {"url": url, "browser_started": started}
 
+    def _use_devtools_input(self, desktop: Any) -> None:
+        """Make ``desktop``'s dispatcher send to this browser's page over DevTools (kept while
+        the same browser runs on the same desktop; ``stop`` gives the dispatcher its pointer
+        back)."""
+        dispatcher = desktop.dispatcher
+        if self._pointer is not None:
+            owner, _, ours = self._pointer
+            if owner is dispatcher and ours.browser is self.browser and dispatcher.pointer is ours:
+                return
+            self._release_pointer()
+        ours = DevToolsInput(desktop.display, browser=self._browser())
+        self._pointer = (dispatcher, dispatcher.pointer, ours)
+        dispatcher.pointer = ours
+
+    def _release_pointer(self) -> None:
+        pointer, self._pointer = self._pointer, None
+        if pointer is not None:
+            dispatcher, theirs, ours = pointer
+            if dispatcher.pointer is ours:
+                dispatcher.pointer = theirs
+            ours.close()
+
     def adopt_browser(self, other: BrowserTask) -> None:
         """Take over ``other``'s running browser (and leave ``other`` without one): another task
         on the same desktop without a browser start, e.g. a curriculum over MiniWoB++ tasks."""
         if not isinstance(other, BrowserTask):
             raise InvalidInputError(f"other must be a BrowserTask, got {type(other).__name__}")
         self.stop()
+        other._release_pointer()  # bound to other's settings: the next start installs ours
         self.browser, self._display = other.browser, other._display
         self._doc, self._counts = other._doc, dict(other._counts)
         other.browser = other._display = None
@@ -289,16 +329,13 @@ class BrowserTask(Task):
         )
 
     def _read_instrument(self) -> None:
-        sent = time.monotonic()
         found = self.evaluate(
-            "window.__mantis ? [window.__mantis.doc, window.__mantis.counts, "
-            "performance.timeOrigin + performance.now()] : null"
+            "window.__mantis ? [window.__mantis.doc, window.__mantis.counts] : null"
         )
         if found is None:  # a page the init script could not reach (about:, chrome:)
             self._doc, self._counts = "", {}
         else:
             self._doc, self._counts = found[0], dict(found[1])
-            self._page_clock.sync(self._doc, sent, found[2], time.monotonic())
 
     def css_to_screen(self, x: float, y: float) -> tuple[float, float]:
         """A point of the page (CSS pixels of the viewport) in screen pixels: the kiosk page
@@ -316,7 +353,7 @@ class BrowserTask(Task):
             f"window.__mantis ? window.__mantis.settle({json.dumps(self._doc)}, "
             f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((frames) => "
             f"[frames, window.__mantis.doc, window.__mantis.counts, {state}])"
-            f" : [[0, null, null], '', {{}}, {state}]"
+            f" : [[0, null, null, null], '', {{}}, {state}]"
         )
 
     def settle(self, desktop: Any, action: Any) -> Settled | None:
@@ -324,6 +361,7 @@ class BrowserTask(Task):
         browser = self._browser()
         event, count = _expected_event(action if isinstance(action, Action) else None)
         target = self._counts.get(event, 0) + count if event else 0
+        asked = time.monotonic()
         try:
             answer = self.evaluate(self._settle_expression(event, target), await_promise=True)
         except BrowserError as exc:
@@ -334,11 +372,12 @@ class BrowserTask(Task):
             # The action started a navigation: wait for the new document and its frames.
             browser.wait_until_loaded(self.page_timeout)
             self._wait_for_load()
-            self._read_instrument()  # the new document: its clock, its counts
+            self._read_instrument()  # the new document: its counts
+            asked = time.monotonic()
             answer = self.evaluate(self._settle_expression(None, 0), await_promise=True)
         answered = time.monotonic()
         browser.forget_navigation()
-        (waited, first, began), doc, counts, state = answer
+        (waited, first, began, sent), doc, counts, state = answer
         self._doc, self._counts = doc, dict(counts)
         self.page_state = state
         self.popups_closed += browser.close_other_pages()
@@ -349,7 +388,7 @@ class BrowserTask(Task):
             screen = desktop.capture.wait_until_stable(timeout=0.25, quiet_ms=PAGE_QUIET_MS)
             stable = waited >= 0 and screen.stable
             return Settled(stable, time.monotonic() - started, screen.changes)
-        offset = self._page_clock.offset(doc, began, answered)
+        offset = _page_to_monotonic_ms(sent, asked, answered)
         screen = desktop.capture.settle_after_frame(
             self.frame_wait,
             input_at=started,
@@ -419,6 +458,7 @@ class BrowserTask(Task):
         return []  # the page's own readiness (DevTools) is waited for, not a window
 
     def stop(self) -> None:
+        self._release_pointer()
         browser, self.browser = self.browser, None
         if browser is not None:
             browser.close()

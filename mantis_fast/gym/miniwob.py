@@ -117,7 +117,8 @@ def miniwob_http_base() -> str:
 class MiniWoBTask(BrowserTask):
     """One MiniWoB++ task (see the module docstring). ``name``: a task of ``miniwob_tasks()``;
     ``scale``: screen pixels per CSS pixel (2 gives a 320 x 420 observation);
-    ``data_mode``: the page's ``core.setDataMode`` ("train" or "test")."""
+    ``data_mode``: the page's ``core.setDataMode`` ("train" or "test"); ``input``: how actions
+    reach the page, X input or DevTools (``BrowserTask``)."""
 
     def __init__(
         self,
@@ -127,6 +128,7 @@ class MiniWoBTask(BrowserTask):
         data_mode: str = "train",
         refresh_hz: int | None = 240,
         executable: str | None = None,
+        input: str = "xtest",
     ) -> None:
         known = miniwob_tasks()
         if name not in known:
@@ -142,7 +144,9 @@ class MiniWoBTask(BrowserTask):
         page = miniwob_html_dir() / "miniwob" / f"{name}.html"
         # A flight page's URL names this process's HTTP server: made when an episode starts.
         start_url = "about:blank" if flight else page.as_uri()
-        super().__init__(start_url, scale=scale, refresh_hz=refresh_hz, executable=executable)
+        super().__init__(
+            start_url, scale=scale, refresh_hz=refresh_hz, executable=executable, input=input
+        )
         self.name = name
         self.data_mode = data_mode
         area = FLIGHT_TASK_AREA if flight else TASK_AREA
@@ -217,13 +221,12 @@ def miniwob_env(
     scale: float = 1.0,
     data_mode: str = "train",
     refresh_hz: int | None = 240,
+    input: str = "xtest",
     **env_kwargs: Any,
 ) -> Any:
     """A ``DesktopEnv`` running MiniWoB++ task ``task`` (the entry point of the
     ``mantis_fast/miniwob-<task>-v0`` ids); ``env_kwargs`` go to ``DesktopEnv``."""
     from mantis_fast.gym.desktop import DesktopEnv
 
-    return DesktopEnv(
-        MiniWoBTask(task, scale=scale, data_mode=data_mode, refresh_hz=refresh_hz),
-        **env_kwargs,
-    )
+    page = MiniWoBTask(task, scale=scale, data_mode=data_mode, refresh_hz=refresh_hz, input=input)
+    return DesktopEnv(page, **env_kwargs)

@@ -44,8 +44,10 @@ def _episode(env: DesktopEnv, seed: int, max_steps: int = 12) -> tuple[float, di
 
 
 @pytest.mark.parametrize("name", sorted(ORACLES))
-def test_oracle_solves_the_task_through_pixels(name: str) -> None:
-    with DesktopEnv(MiniWoBTask(name)) as env:
+@pytest.mark.parametrize("input", ["xtest", "devtools"])
+def test_oracle_solves_the_task_through_pixels(name: str, input: str) -> None:
+    # The same pixels and keys through either input path solve the task.
+    with DesktopEnv(MiniWoBTask(name, input=input)) as env:
         rewards = [_episode(env, seed)[0] for seed in SEEDS]
     assert all(reward > 0 for reward in rewards), rewards
 

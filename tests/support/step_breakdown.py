@@ -13,6 +13,7 @@ from the input.
     python -m tests.support.step_breakdown --task click-test-2 --steps 40
     python -m tests.support.step_breakdown --refresh-hz 1000
     python -m tests.support.step_breakdown --chromium-arg=--disable-gpu-vsync
+    python -m tests.support.step_breakdown --input devtools
 """
 
 from __future__ import annotations
@@ -90,9 +91,14 @@ class _DamageClock:
 
 
 def breakdown(
-    task: str, steps: int, seed: int, refresh_hz: int = 240, chromium_args: Sequence[str] = ()
+    task: str,
+    steps: int,
+    seed: int,
+    refresh_hz: int = 240,
+    chromium_args: Sequence[str] = (),
+    input: str = "xtest",
 ) -> dict[str, list[float]]:
-    env = gym.make(f"mantis_fast/miniwob-{task}-v0", refresh_hz=refresh_hz)
+    env = gym.make(f"mantis_fast/miniwob-{task}-v0", refresh_hz=refresh_hz, input=input)
     try:
         # Chromium flags to measure go to the browser the task starts (and only to it).
         browser_task.Chromium = functools.partial(Chromium, extra_args=tuple(chromium_args))
@@ -166,8 +172,11 @@ def main() -> None:
     parser.add_argument(
         "--chromium-arg", action="append", default=[], help="a Chromium flag to measure"
     )
+    parser.add_argument("--input", default="xtest", help="BrowserTask's input: xtest or devtools")
     args = parser.parse_args()
-    rows = breakdown(args.task, args.steps, args.seed, args.refresh_hz, args.chromium_arg)
+    rows = breakdown(
+        args.task, args.steps, args.seed, args.refresh_hz, args.chromium_arg, args.input
+    )
     print(f"{args.task}: medians of {len(rows['step returns'])} steps, ms after the input")
     for row in ROWS:
         values = rows[row]
