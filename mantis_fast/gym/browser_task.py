@@ -3,9 +3,10 @@
 The browser (``mantis_fast.browser.Chromium``: kiosk, fresh profile, DevTools on a pipe) starts
 on the env's Xvfb at the first ``reset`` and stays up across episodes: a reset only loads
 ``start_url`` again, so it costs a page load, not a browser start. The agent sees the screen
-and acts with XTest like on any desktop; the task reads the page over DevTools for what a
-screen cannot say: the URL (for the loop detector's state loops), and, in subclasses, the
-reward (``mantis_fast.gym.miniwob``).
+and acts with XTest like on any desktop (or, with ``input="devtools"``, through DevTools input
+events at the same pixels: ``mantis_fast.browser.devtools_input``); the task reads the page over
+DevTools for what a screen cannot say: the URL (for the loop detector's state loops), and, in
+subclasses, the reward (``mantis_fast.gym.miniwob``).
 
 After each action the task waits for the page itself, not for the screen to stay quiet for a
 while: an init script in every document counts the trusted input events it receives; the wait
