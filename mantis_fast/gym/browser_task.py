@@ -176,9 +176,9 @@ class BrowserTask(Task):
     the desktop reports while the browser runs (None leaves it). ``input``: ``"xtest"`` (the
     default) sends the actions as X input; ``"devtools"`` sends them to the page over DevTools
     (``DevToolsInput``: the same points and key names; the X pointer stays put). Rewards are 0
-    and episodes
-    never end by themselves; ``info`` carries ``url``. ``evaluate`` runs JavaScript in the page
-    (what a scripted policy may read; it acts through the screen like any other).
+    and episodes never end by themselves; ``info`` carries ``url``. ``evaluate`` runs
+    JavaScript in the page (what a scripted policy may read; it acts through the screen like
+    any other).
     """
 
     def __init__(
