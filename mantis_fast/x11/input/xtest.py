@@ -56,13 +56,8 @@ class XTestInput(Input):
 
     def _click(self, point: tuple[int, int], button: int, count: int) -> None:
         self._motion(*point)
-        # A button's repeated press 1 ms after the last (the server holds it back): events in
-        # the same millisecond share a timestamp, and Chromium takes a press stamped like the
-        # previous one for the same press, so a double click would reach a page as two single
-        # clicks. Wheel notches (buttons 4-7) go at once.
-        delay_ms = 1 if button <= 3 else 0
-        for click in range(count):
-            self._fake(X.ButtonPress, button, delay_ms=delay_ms if click else 0)
+        for _ in range(count):
+            self._fake(X.ButtonPress, button)
             self._fake(X.ButtonRelease, button)
         self._sync()
 
@@ -200,11 +195,11 @@ class XTestInput(Input):
     # -- XTest plumbing ---------------------------------------------------------------------
     # FakeInput packed here: python-xlib's generic request encoder costs ~20 us an event, most
     # of a click; the bytes are the same.
-    def _fake(self, event_type: int, detail: int, *, delay_ms: int = 0) -> None:
+    def _fake(self, event_type: int, detail: int) -> None:
         self._check_open()
         wire.queue_void(
             self._x.display,
-            _FAKE_INPUT.pack(self._opcode, 2, 9, event_type, detail, delay_ms, 0, 0, 0),
+            _FAKE_INPUT.pack(self._opcode, 2, 9, event_type, detail, X.CurrentTime, 0, 0, 0),
         )
         self._queued()
 
