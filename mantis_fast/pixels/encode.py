@@ -414,7 +414,8 @@ def encode_png(
         The most threads deflating row bands in parallel, an integer in 1..256. None (the
         default) is the automatic choice, for this function a measured one: the CPUs this
         process may use, or one while helper threads are measured slower. The bands depend
-        only on the image, so the bytes do not depend on ``threads``.
+        only on the image, not on ``threads`` (with zlib or zlib-ng, neither do the bytes;
+        ISA-L once gave the same band a different, equally valid, encoding).
 
     Returns
     -------
@@ -458,9 +459,11 @@ class PngEncoder:
     keeps every band's bytes and, for the next frame, deflates again only the bands whose
     pixels changed, found by comparing each band with the previous frame's (or only the
     bands overlapping ``changed_rows`` when the caller knows them, e.g. from X DAMAGE).
-    The output is a standard PNG, identical to encoding the frame from scratch with the
-    same bands. A frame of another size or pixel format starts over. Not thread-safe: one
-    encoder per stream.
+    The output is a standard PNG that decodes to the frame's pixels, byte for byte the same
+    as encoding the frame from scratch with the same bands when the deflater is
+    deterministic (zlib, zlib-ng; ISA-L once gave the same band a different encoding).
+    A frame of another size or pixel format starts over. Not thread-safe: one encoder per
+    stream.
 
     Parameters
     ----------
@@ -542,7 +545,7 @@ class PngEncoder:
         Returns
         -------
         bytes
-            The PNG file, identical to encoding the frame from scratch with the same bands.
+            The PNG file: the frame's pixels, as if encoded from scratch with the same bands.
 
         Raises
         ------
