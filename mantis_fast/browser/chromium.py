@@ -391,16 +391,20 @@ class Chromium(Closing):
         (idempotent)."""
         process, self.process = self.process, None
         devtools, self.devtools = self.devtools, None
-        if devtools is not None:
-            if process is not None and process.poll() is None:
-                with contextlib.suppress(BrowserError):
-                    devtools.call("Browser.close", timeout=_STOP_GRACE_S)
-            devtools.close()
-        if process is not None:
-            _end_group(process)
-        profile, self._profile = getattr(self, "_profile", None), None
-        if profile is not None:
-            remove_scratch(profile)
+        try:
+            if devtools is not None:
+                if process is not None and process.poll() is None:
+                    with contextlib.suppress(BrowserError):
+                        devtools.call("Browser.close", timeout=_STOP_GRACE_S)
+                devtools.close()
+            if process is not None:
+                _end_group(process)
+        finally:
+            # Whatever ending the browser raised, the profile goes (or waits in
+            # mantis_fast._scratch for a later try): nobody else knows it is ours.
+            profile, self._profile = getattr(self, "_profile", None), None
+            if profile is not None:
+                remove_scratch(profile)
 
     def __repr__(self) -> str:
         state = f"pid {self.pid}" if self.process is not None else "closed"
@@ -429,8 +433,13 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
 
 
 def _group_running(group: int) -> bool:
-    """Whether a process of process group ``group`` still runs (a zombie does not)."""
-    for entry in os.listdir("/proc"):
+    """Whether a process of process group ``group`` still runs (a zombie does not). A process
+    at its descriptor limit cannot list /proc (EMFILE): then it cannot tell, and says so."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
         if entry.isdigit():
             status = process_status(int(entry))
             if status is not None and status.group == group and status.state != "Z":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -106,6 +108,37 @@ def test_a_killed_chromium_leaves_no_scratch_directories() -> None:
         os.killpg(chromium.pid, signal.SIGKILL)
         chromium.close()
     assert scratch() - before == set()
+    assert not os.path.exists(profile)
+
+
+# A browser closed by a process at its descriptor limit (EMFILE: /proc cannot be listed, the
+# profile cannot be opened to empty it): the close ends the browser, and the profile goes once
+# descriptors are back (here, at the exit).
+_CLOSE_AT_THE_LIMIT = """
+import os, resource
+from mantis_fast.browser import Chromium
+from mantis_fast.x11.xvfb import Xvfb
+with Xvfb(size=(320, 240)) as xvfb:
+    chromium = Chromium(xvfb.display, size=(320, 240))
+    assert chromium.evaluate("1 + 1") == 2
+    print(chromium._profile, chromium.pid, flush=True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (3, hard))  # no descriptor can be opened
+    chromium.close()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    print("closed", flush=True)
+"""
+
+
+def test_a_close_at_the_descriptor_limit_still_removes_the_profile() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _CLOSE_AT_THE_LIMIT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    started, closed = done.stdout.splitlines()
+    profile, pid = started.split()
+    assert closed == "closed"
+    assert not _running(int(pid))
     assert not os.path.exists(profile)
 
 

@@ -45,11 +45,13 @@ def test_every_fault_once_under_load_loses_nothing() -> None:
         ray_desktops=1,
     )
     summary = report.markdown()
+    print("\n".join(report.timeline))  # shown with a failure: what hit which process, when
     assert set(report.injected) == set(FAULTS), summary
     assert report.problems == [], summary
     assert report.unanswered == [] and report.late == [], summary
     assert report.max_step_s <= STEP_BOUND + 1 and report.max_reset_s <= STEP_BOUND * 3, summary
     assert report.max_request_s <= REQUEST_TIMEOUT + 5, summary
+    # a leftover's name carries the pid that made it: the printed timeline says what hit it
     assert not any(report.leftovers.values()), report.leftovers
     # the desktops kept working through it all
     assert sum(report.requests.values()) > 0 and report.requests.get("200", 0) > 0, summary

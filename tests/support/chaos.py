@@ -96,6 +96,12 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
+def _parent(pid: int) -> int | None:
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return None
+
+
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid``."""
     tree, found, todo = _children(), set(), [pid]
@@ -161,6 +167,15 @@ def _descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def _descriptor_targets() -> dict[int, str]:
+    """This process's open descriptors and what each is (a path, ``socket:[inode]``...)."""
+    targets = {}
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            targets[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+    return targets
+
+
 def _temp_leftovers() -> set[str]:
     temp = tempfile.gettempdir()
     prefixes = ("mantis-chromium-", "mantis-xvfb-", "org.chromium.Chromium.")
@@ -195,6 +210,10 @@ class Report:
     failures: list[str] = field(default_factory=list)  # typed failures, for the record
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     last_fault: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
+    # When each fault hit, and which process (with its parent): what a leftover's owner pid,
+    # in its name, is read against.
+    timeline: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic, repr=False)
 
     def outcome(self, side: str, what: str) -> None:
         """Count ``what`` against the fault that last hit ``side`` within ``ATTRIBUTION_S``
@@ -205,10 +224,16 @@ class Report:
                 kind = "no fault"
             self.outcomes[kind][what] += 1
 
-    def fault(self, kind: str, side: str) -> None:
+    def note(self, what: str) -> None:
+        with self.lock:
+            self.timeline.append(f"{time.monotonic() - self.started:.1f}s {what}")
+
+    def fault(self, kind: str, side: str, pid: int | None = None) -> None:
+        target = "" if pid is None else f" pid {pid} (parent {_parent(pid)})"
         with self.lock:
             self.injected[kind] += 1
             self.last_fault[side] = (kind, time.monotonic())
+            self.timeline.append(f"{time.monotonic() - self.started:.1f}s {kind}{target}")
 
     @property
     def ok(self) -> bool:
@@ -230,6 +255,7 @@ class Report:
             "leftovers": self.leftovers,
             "problems": self.problems,
             "failures": self.failures,
+            "timeline": self.timeline,
             "ok": self.ok,
         }
 
@@ -293,6 +319,8 @@ class VectorSide:
                 envs = self._make()  # not under the lock: the injector reads the workers
                 with self.lock:
                     self.envs = envs
+                workers = [process.pid for process in envs.processes]
+                self.report.note(f"vector workers {workers}")
                 started = time.monotonic()
                 observations, _ = envs.reset(seed=seed)
                 self.report.max_reset_s = max(self.report.max_reset_s, time.monotonic() - started)
@@ -302,6 +330,9 @@ class VectorSide:
                     observations, _, terminated, truncated, infos = envs.step(actions)
                     took = time.monotonic() - started
                     self.report.max_step_s = max(self.report.max_step_s, took)
+                    if [process.pid for process in envs.processes] != workers:
+                        workers = [process.pid for process in envs.processes]
+                        self.report.note(f"vector workers {workers}")
                     for index in range(self.desktops):
                         self._episode_end(index, terminated, truncated, infos)
             except MantisError as exc:  # a typed failure: the vector env closed itself
@@ -429,6 +460,7 @@ class ServiceSide:
         self.log = open(log, "wb")  # noqa: SIM115 (closed in close())
         self.served = ServeProcess(args, TOKEN, stderr=self.log)
         self.process = self.served.process
+        report.note(f"serve pid {self.process.pid}")
         self.url, self.host, self.port = self.served.url, self.served.host, self.served.port
         self.stop = threading.Event()
         self.threads = [
@@ -686,8 +718,8 @@ class Injector:
             return False
         pid = self.rng.choice(targets)
         if kind.startswith("stop-"):
+            self.report.fault(kind, side, pid)
             os.kill(pid, signal.SIGSTOP)
-            self.report.fault(kind, side)
 
             def resume() -> None:
                 time.sleep(STOP_FOR)
@@ -696,8 +728,8 @@ class Injector:
 
             threading.Thread(target=resume, daemon=True).start()
         else:
+            self.report.fault(kind, side, pid)
             os.kill(pid, signal.SIGKILL)
-            self.report.fault(kind, side)
         return True
 
 
@@ -722,6 +754,7 @@ def run(
     kinds = list(kinds or FAULTS)
     before_segments, before_temp = _segments(), _temp_leftovers()
     descriptors_before, rss_before = _descriptors(), _rss_kib()
+    targets_before = _descriptor_targets()
     # What already ran below this process (a test session's own Xvfb, say) is not the run's.
     processes_before = descendants(os.getpid())
     with tempfile.TemporaryDirectory(prefix="chaos-") as root:
@@ -765,6 +798,12 @@ def run(
         for pid in descendants(os.getpid()) - processes_before
         if "multiprocessing" not in " ".join(_cmdline(pid))
     }
+    opened = sorted(
+        f"{fd} {target}"
+        for fd, target in _descriptor_targets().items()
+        if targets_before.get(fd) != target
+    )
+    report.note(f"descriptors opened during the run and still open: {opened}")
     report.leftovers = {
         "processes": sorted(
             {f"{pid} {' '.join(_cmdline(pid))[:80]}" for pid in left if _alive(pid)}
