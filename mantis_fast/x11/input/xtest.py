@@ -27,6 +27,9 @@ __all__ = ["BUTTON", "KEY", "MOVE", "XTestInput"]
 KEYMAP_SETTLE_S = 0.02
 SCRATCH_UNMAP_DELAY_S = 0.2
 FLUSH_EVERY = 256  # queued fake events
+# Between a button's clicks of one multi-click, once the server has handled the last: more
+# than its millisecond clock's step, so the presses' timestamps differ.
+REPEAT_PRESS_GAP_S = 0.0015
 # XTest FakeInput (minor opcode 2, 9 words): opcode, minor, length, type, detail, 2 pad,
 # time, root, 8 pad, x, y, 8 pad; in the client's byte order, as python-xlib sends it.
 _FAKE_INPUT = struct.Struct("=BBHBBxxII8xhh8x")
@@ -56,7 +59,14 @@ class XTestInput(Input):
 
     def _click(self, point: tuple[int, int], button: int, count: int) -> None:
         self._motion(*point)
-        for _ in range(count):
+        for click in range(count):
+            if click and button <= 3:
+                # Presses in one server millisecond share a timestamp, and Chromium takes a
+                # press stamped like the last for the same press (a double click would reach
+                # a page as two single clicks): a repeated press waits until the server has
+                # handled the last click and its clock has moved on. Wheel notches go at once.
+                self._sync()
+                time.sleep(REPEAT_PRESS_GAP_S)
             self._fake(X.ButtonPress, button)
             self._fake(X.ButtonRelease, button)
         self._sync()
