@@ -29,8 +29,9 @@ Exact area rows take one of three paths, each checked against the same exact ref
   ``use_avx2(False)`` forbids it): 1.5x on both axes (1080p -> 720p) and 2x go straight from
   the source rows to the output rows (a row triple to a row pair, a row pair to a row) in
   bytes and 16-bit lanes, colour conversion included; other geometries with 16-bit vertical
-  sums take an AVX2 vertical pass and horizontal row (two output pixels a register), the
-  rest the SSE2 rows.
+  sums take an AVX2 vertical pass and horizontal row (two output pixels a register; four for
+  an integer factor of 3 along the row, 4K -> 720p), the rest the SSE2 rows. The rows that
+  read two or three source rows at a time prefetch them ahead (``MANTIS_PREFETCH_AHEAD``).
 - SSE2 (``_resize_sse2.pxi``; every x86-64 build): a vertical pass into a 16-bit (or 32-bit)
   accumulated row, then a horizontal row kernel (pmaddwd over weight pairs, or plain adds for
   an integer factor), or both axes at once for exactly 2x.
@@ -596,7 +597,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef int direct_channels = 4 if out_channels == 1 else out_channels
     cdef uint8_t* o0
     cdef uint8_t* o1
-    cdef Py_ssize_t row
+    cdef Py_ssize_t row, done
     cdef Py_ssize_t groups = (row_stop - row_start + group - 1) // group
     cdef uint8_t* out_base = &out[0, 0]
     cdef Py_ssize_t out_stride = out.strides[0]
@@ -675,9 +676,16 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                     area_vertical(base + ys[i] * stride, stride, &yw[i, 0], ycount[i], box_y,
                                   <uint16_t*>mine, n)
                 if simd and box_x:
-                    mantis_area_hrow_box(<uint16_t*>mine, packed, out_w, &xs[0], cell_x,
-                                         channels, <uint32_t>denom, <uint32_t>multiplier,
-                                         shift, multiplier16, shift16, swap_rb, keep, fill)
+                    done = 0
+                    if avx2 and cell_x == 3 and channels == 4:
+                        done = mantis_area_hrow_box3_avx2(<uint16_t*>mine, packed, out_w,
+                                                          <uint32_t>denom, multiplier16,
+                                                          shift16, swap_rb, keep, fill)
+                    if done < out_w:
+                        mantis_area_hrow_box(<uint16_t*>mine, packed + done, out_w - done,
+                                             &xs[done], cell_x, channels, <uint32_t>denom,
+                                             <uint32_t>multiplier, shift, multiplier16,
+                                             shift16, swap_rb, keep, fill)
                 elif avx2:
                     mantis_area_hrow16_avx2(<uint16_t*>mine, packed, out_w, &xs[0],
                                             &xpairs[0, 0, 0], npairs, cell_x, channels,

@@ -26,4 +26,8 @@ cdef extern from "resize_avx2.h":
     void mantis_area_vertical16_avx2(const uint8_t* top, Py_ssize_t stride, const uint32_t* wy,
                                      Py_ssize_t rows, int unit, uint16_t* acc,
                                      Py_ssize_t n) noexcept nogil
+    Py_ssize_t mantis_area_hrow_box3_avx2(const uint16_t* acc, uint32_t* packed,
+                                          Py_ssize_t out_w, uint32_t denom, uint32_t mult16,
+                                          int shift16, int swap_rb, uint32_t keep,
+                                          uint32_t fill) noexcept nogil
     void mantis_emit_rgb_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil

@@ -413,10 +413,12 @@ def test_area_matches_reference_random_crops_and_strides(data, channels, width, 
 
 
 # 1.5x and 2x on both axes have their own AVX2 kernels: whole blocks, then the tail pixels of
-# a row (2 or 4 pixels at 1.5x, 1 to 9 at 2x) through the same block code.
+# a row (2 or 4 pixels at 1.5x, 1 to 9 at 2x) through the same block code; 3x along the row
+# has an AVX2 row of four output pixels a step, its tail (1 to 3 pixels) in the SSE2 row.
 SMALL_FACTOR_WIDTHS = [
     *[((3, 2), out_w) for out_w in (2, 4, 6, 8, 10, 12, 14, 22, 66)],
     *[((2, 1), out_w) for out_w in (1, 2, 3, 5, 8, 9, 10, 11, 17, 18, 19, 66)],
+    *[((3, 1), out_w) for out_w in (1, 3, 4, 5, 7, 8, 9, 13, 66)],
 ]
 
 
@@ -425,7 +427,7 @@ SMALL_FACTOR_WIDTHS = [
 @pytest.mark.parametrize("crop_x", [0, 1, 3])
 def test_area_small_factor_rows_and_tails(factor, out_w, src_format, crop_x, simd):
     channels, (num, den) = len(src_format), factor
-    out_h = 3 * den  # two row pairs at 1.5x, three rows at 2x
+    out_h = 3 * den  # two row pairs at 1.5x, three rows at 2x and 3x
     crop = (crop_x, 2, out_w * num // den, out_h * num // den)
     src = screen_like(crop[3] + 5, crop_x + crop[2] + 5, channels, seed=out_w)[1:]
     for out_format in OUT_FORMATS:
@@ -434,7 +436,7 @@ def test_area_small_factor_rows_and_tails(factor, out_w, src_format, crop_x, sim
         np.testing.assert_array_equal(out, convert_reference(native, src_format, out_format))
 
 
-@pytest.mark.parametrize("out_size", [(32, 20), (24, 15)])  # 1.5x, 2x
+@pytest.mark.parametrize("out_size", [(32, 20), (24, 15), (16, 10)])  # 1.5x, 2x, 3x
 def test_area_small_factors_saturate_exactly(out_size, simd):
     src = np.full((30, 48, 4), 255, np.uint8)
     src[::3, ::2] = 0
@@ -446,7 +448,7 @@ def test_area_small_factors_saturate_exactly(out_size, simd):
 @given(
     data=st.data(),
     channels=st.sampled_from([3, 4]),
-    factor=st.sampled_from([(3, 2), (2, 1)]),
+    factor=st.sampled_from([(3, 2), (2, 1), (3, 1)]),
     cells_w=st.integers(1, 24),
     cells_h=st.integers(1, 6),
 )
