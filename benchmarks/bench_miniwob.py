@@ -81,7 +81,7 @@ __all__ = [
     "run_peer",
 ]
 
-TASKS = ("click-test-2", "enter-text")
+TASKS = ("click-test", "click-test-2", "click-button", "enter-text")
 STEP_ROUNDS = 20
 RESET_ROUNDS = 15
 EPISODE_ROUNDS = 15

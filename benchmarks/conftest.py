@@ -62,7 +62,7 @@ REPORT_OPERATIONS = (
     # bench_miniwob.py: the same oracle decisions on mantis_fast's env and miniwob's own.
     *(
         f"MiniWoB++ {kind}, {task}"
-        for task in ("click-test-2", "enter-text")
+        for task in ("click-test", "click-test-2", "click-button", "enter-text")
         for kind in ("reset", "step", "episode")
     ),
     "MiniWoB++ vector throughput, 8 desktops",

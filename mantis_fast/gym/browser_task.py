@@ -74,6 +74,13 @@ _INSTRUMENT = """(() => {
   catch (error) { top = null; }
   const counts = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
   const now = () => performance.timeOrigin + performance.now();
+  // When the page last changed what it draws (now()), and whether it draws where no change
+  // is seen (a canvas, media, a cross-origin frame): a settle whose input's first frame began
+  // after the last change knows that frame draws the whole answer (watch() below).
+  let changedAt = -Infinity;
+  let unwatched = false;
+  const changed = () => { if (top) top.changed(); else changedAt = now(); };
+  const unseen = () => { if (top) top.unseen(); else unwatched = true; };
   // Per event type, when the first frame after its latest event began (null: it has not
   // yet): what that input changed is drawn from that frame on. Per type, so that a later
   // event of another type (Chromium's own mouse move after a repaint under the pointer) does
@@ -104,13 +111,93 @@ _INSTRUMENT = """(() => {
       if (event.isTrusted) (top ? top.bump : bump)(type);
     }, true);
   }
+  // What changes the screen: the DOM (shadow trees too), form controls' values, scroll
+  // positions, focus, selection, style sheets' rules, loaded images and fonts, popovers;
+  // what cannot be followed marks the page unwatched for good.
+  const observer = new MutationObserver(changed);
+  const observe = (node) => observer.observe(
+    node, {subtree: true, childList: true, attributes: true, characterData: true});
+  observe(document);
+  const watch = (owner, names, after, reads = false) => {
+    for (const name of names) {
+      const found = owner && Object.getOwnPropertyDescriptor(owner, name);
+      if (!found || !found.configurable) continue;
+      if (reads && found.get) {
+        const get = found.get;
+        found.get = function () { const value = get.call(this); after(); return value; };
+      } else if (found.set) {
+        const set = found.set;
+        found.set = function (value) { set.call(this, value); after(); };
+      } else if (typeof found.value === "function") {
+        const call = found.value;
+        found.value = function (...args) {
+          const result = call.apply(this, args);
+          after(result);
+          return result;
+        };
+      } else continue;
+      Object.defineProperty(owner, name, found);
+    }
+  };
+  watch(Element.prototype, ["attachShadow"], (root) => { if (root) observe(root); });
+  const scrolls = ["scrollTop", "scrollLeft", "scroll", "scrollTo", "scrollBy", "scrollIntoView"];
+  watch(Element.prototype, [...scrolls, "focus", "blur"], changed);
+  watch(HTMLElement.prototype, ["focus", "blur"], changed);
+  watch(window, ["scroll", "scrollTo", "scrollBy"], changed);
+  watch(Window.prototype, ["scroll", "scrollTo", "scrollBy"], changed);
+  const selects = ["setSelectionRange", "setRangeText", "select"];
+  watch(HTMLInputElement.prototype,
+        ["value", "checked", "indeterminate", "valueAsNumber", "valueAsDate", ...selects], changed);
+  watch(HTMLTextAreaElement.prototype, ["value", ...selects], changed);
+  watch(HTMLSelectElement.prototype, ["value", "selectedIndex"], changed);
+  watch(HTMLOptionElement.prototype, ["selected"], changed);
+  // A style sheet's rules change through its rule list (a rule's properties have no setters
+  // to watch): reaching the list counts as a change.
+  watch(CSSStyleSheet.prototype,
+        ["insertRule", "deleteRule", "addRule", "removeRule", "replace", "replaceSync"], changed);
+  watch(CSSStyleSheet.prototype, ["cssRules", "rules"], changed, true);
+  watch(CSSGroupingRule.prototype, ["cssRules"], changed, true);
+  watch(StyleSheet.prototype, ["disabled"], changed);
+  watch(Document.prototype, ["adoptedStyleSheets"], changed);
+  watch(ShadowRoot.prototype, ["adoptedStyleSheets"], changed);
+  // a 2D canvas is followed by its drawing calls; WebGL, WebGPU and offscreen ones are not
+  const drawing = (proto) => Object.getOwnPropertyNames(proto).filter((name) =>
+    typeof Object.getOwnPropertyDescriptor(proto, name).value === "function" &&
+    !/^(get|is|create|measure|constructor$)/.test(name));
+  watch(CanvasRenderingContext2D.prototype, drawing(CanvasRenderingContext2D.prototype), changed);
+  watch(HTMLCanvasElement.prototype, ["getContext"], (context) => {
+    if (context && !(context instanceof CanvasRenderingContext2D)) unseen();
+  });
+  watch(HTMLCanvasElement.prototype, ["transferControlToOffscreen"], unseen);
+  watch(HTMLMediaElement.prototype, ["play"], unseen);
+  watch(Document.prototype, ["open", "write", "writeln", "execCommand"], changed);
+  // (a selection the input made was made before its first frame; selectionchange comes later)
+  watch(Selection.prototype, ["addRange", "removeRange", "removeAllRanges", "empty", "collapse",
+                              "setPosition", "collapseToStart", "collapseToEnd", "extend",
+                              "selectAllChildren", "setBaseAndExtent", "modify",
+                              "deleteFromDocument"], changed);
+  watch(HTMLElement.prototype, ["showPopover", "hidePopover", "togglePopover"], changed);
+  for (const type of ["focusin", "focusout", "scroll", "load", "error", "toggle",
+                      "beforetoggle", "input", "change", "resize"]) {
+    window.addEventListener(type, changed, true);
+    document.addEventListener(type, changed, true);
+  }
+  if (document.fonts) document.fonts.addEventListener("loadingdone", changed);
+  const foreign = () => {  // a frame whose document this script cannot see into
+    for (const frame of document.querySelectorAll("iframe, frame, object, embed")) {
+      try { if (!(frame.contentWindow && frame.contentWindow.document)) return true; }
+      catch (error) { return true; }
+    }
+    return false;
+  };
   const doc = String(performance.timeOrigin) + ":" + String(Math.random()).slice(2);
   // Once the input is in: the first frame that began after it (it draws what the handlers did
   // there and then; the next one for a settle with no input), and the frame that begins after
   // the tasks they queued (same-delay timers run in order; two hops, since this listener runs
-  // before the page's). Resolves as that frame begins, with both begin times: the step then
-  // gives the frame time to reach the screen (learned from the first frame's), rather than
-  // waiting for the screen to go quiet.
+  // before the page's). When nothing changed since that first frame began, it draws the whole
+  // answer and the settle resolves at once; otherwise as the later frame begins. With both
+  // begin times: the step then gives the frame time to reach the screen (learned from the
+  // first frame's), rather than waiting for the screen to go quiet.
   const settle = (seenDoc, type, target, limitMs) => new Promise((resolve) => {
     const start = performance.now();
     const go = () => {
@@ -118,17 +205,29 @@ _INSTRUMENT = """(() => {
       if (first === null) requestAnimationFrame(() => { if (first === null) first = now(); });
       setTimeout(() => setTimeout(() => requestAnimationFrame(() => {
         const began = now();
+        // Nothing changed since the first frame began: that frame draws the whole answer.
+        // (Keys not typed into a field may scroll the page on the compositor, as a wheel does.)
+        const typed = type !== "keyup" || (document.activeElement &&
+          (document.activeElement.isContentEditable ||
+           /^(INPUT|TEXTAREA)$/.test(document.activeElement.tagName)));
+        const atFirst = first !== null && type !== "wheel" && typed && !unwatched &&
+          changedAt < first && !foreign();
+        if (first === null) first = began;
         // the time of the answer's sending too: it keeps the page's clock in step with ours
-        resolve([performance.now() - start, first === null ? began : first, began, now()]);
+        resolve([performance.now() - start, first, atFirst ? first : began, now(), atFirst]);
       }), 0), 0);
     };
-    setTimeout(() => resolve([-2, null, null, null]), 4 * limitMs);  // no frames (a hidden page)
+    // no frames (a hidden page)
+    setTimeout(() => resolve([-2, null, null, null, false]), 4 * limitMs);
     if (seenDoc !== doc || type === null || counts[type] >= target) { go(); return; }
     const waiter = {type, target, go};
     waiters.add(waiter);
-    setTimeout(() => { if (waiters.delete(waiter)) resolve([-1, null, null, null]); }, limitMs);
+    setTimeout(() => {
+      if (waiters.delete(waiter)) resolve([-1, null, null, null, false]);
+    }, limitMs);
   });
-  Object.defineProperty(window, "__mantis", {value: Object.freeze({counts, doc, settle, bump})});
+  Object.defineProperty(window, "__mantis", {
+    value: Object.freeze({counts, doc, settle, bump, changed, unseen})});
 })();"""
 
 
@@ -224,6 +323,7 @@ class BrowserTask(Task):
         # How long the page's frames take to reach the screen (learned), in whose clock.
         self.frame_wait = FrameWait(FRAME_WAIT_CEILING_MS)
         self.page_wait = ""  # how the last wait for the page ended (settle_facts)
+        self.page_frame = ""  # which frame drew the page's answer: "first" or "later"
         # With input="devtools": the desktop's dispatcher, the pointer it had, and ours.
         self._pointer: tuple[Any, Any, DevToolsInput] | None = None
 
@@ -232,7 +332,7 @@ class BrowserTask(Task):
         state = dict(self.__dict__)
         runtime = (
             *("browser", "_display", "_doc", "_counts", "page_state", "browser_starts"),
-            *("frame_wait", "page_wait", "_pointer"),
+            *("frame_wait", "page_wait", "page_frame", "_pointer"),
         )
         for name in (*runtime, "popups_closed"):
             state.pop(name, None)
@@ -354,7 +454,7 @@ class BrowserTask(Task):
             f"window.__mantis ? window.__mantis.settle({json.dumps(self._doc)}, "
             f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((frames) => "
             f"[frames, window.__mantis.doc, window.__mantis.counts, {state}])"
-            f" : [[0, null, null, null], '', {{}}, {state}]"
+            f" : [[0, null, null, null, false], '', {{}}, {state}]"
         )
 
     def settle(self, desktop: Any, action: Any) -> Settled | None:
@@ -378,9 +478,10 @@ class BrowserTask(Task):
             answer = self.evaluate(self._settle_expression(None, 0), await_promise=True)
         answered = time.monotonic()
         browser.forget_navigation()
-        (waited, first, began, sent), doc, counts, state = answer
+        (waited, first, began, sent, at_first), doc, counts, state = answer
         self._doc, self._counts = doc, dict(counts)
         self.page_state = state
+        self.page_frame = "first" if at_first else "later"
         self.popups_closed += browser.close_other_pages()
         if waited < 0 or first is None or began is None:
             # The input never reached the page, it draws no frames, or it is a page the init
@@ -427,6 +528,7 @@ class BrowserTask(Task):
         report = self.frame_wait.last
         if report is not None and self.page_wait in ("drawn", "nothing drawn"):
             facts.update(frame_wait_ms=report.wait_ms, frame_latency_ms=report.latency_ms)
+            facts["page_frame"] = self.page_frame
         return facts
 
     def report(self, info: dict[str, Any]) -> None:

@@ -54,6 +54,7 @@ TASK_AREA = (160, 210)
 #: The task area of the FlightWoB tasks (``flight.*``; miniwob.constants FLIGHT_TASK_*).
 FLIGHT_TASK_AREA = (375, 667)
 _READY_TIMEOUT_S = 2.0
+_NOT_READY = "mantis_fast: not ready"  # _start_episode's answer for a task still not ready
 
 
 @functools.lru_cache(maxsize=1)
@@ -159,20 +160,23 @@ class MiniWoBTask(BrowserTask):
         if self.name.startswith("flight."):
             site = self.name.removeprefix("flight.")
             self.start_url = f"{miniwob_http_base()}flight/{site}/wrapper.html"
-        if started or self.evaluate("location.href") != self.start_url:
-            self.load(self.start_url)
-            self._wait_until("typeof core !== 'undefined'")
         seed = options.get("seed")
         if seed is None:
             seed = int(rng.integers(0, 2**31 - 1))
         mode = options.get("data_mode", self.data_mode)
-        # What miniwob's env does at reset: end the running episode, seed, start the next.
-        self.evaluate(
-            f"core.endEpisode(0); Math.seedrandom({json.dumps(seed)}); "
-            f"core.setDataMode({json.dumps(mode)}); core.startEpisodeReal(); true"
-        )
-        self._wait_until("WOB_TASK_READY")
-        answer = self.evaluate("core.getUtterance()")
+        answer = None if started else self._start_episode(seed, mode)
+        if answer is None:  # a new browser, or the page is not the task's: load it first
+            self.load(self.start_url)
+            self._wait_until("typeof core !== 'undefined'")
+            answer = self._start_episode(seed, mode)
+        if answer is None:
+            raise BrowserError(f"MiniWoB++ task {self.name!r}: the page left {self.start_url}")
+        if answer == _NOT_READY:
+            raise BrowserError(
+                f"MiniWoB++ task {self.name!r} did not get ready within {_READY_TIMEOUT_S}s "
+                "(WOB_TASK_READY)"
+            )
+        answer = answer[0]
         if isinstance(answer, dict):
             self.utterance = str(answer.get("utterance", ""))
             self.fields = {str(k): str(v) for k, v in (answer.get("fields") or {}).items()}
@@ -187,6 +191,24 @@ class MiniWoBTask(BrowserTask):
             "seed": seed,
             "browser_started": started,
         }
+
+    def _start_episode(self, seed: int, mode: str) -> Any:
+        """What miniwob's env does at reset, in one round trip: end the running episode, seed,
+        start the next, wait until the task is ready (most are at once) and read its
+        utterance (in a list); None when the page is not the task's, ``_NOT_READY`` past the
+        limit."""
+        return self.evaluate(
+            f"(async () => {{ if (location.href !== {json.dumps(self.start_url)} || "
+            "typeof core === 'undefined') return null; "
+            f"core.endEpisode(0); Math.seedrandom({json.dumps(seed)}); "
+            f"core.setDataMode({json.dumps(mode)}); core.startEpisodeReal(); "
+            f"const limit = performance.now() + {_READY_TIMEOUT_S * 1e3}; "
+            "while (!WOB_TASK_READY) { if (performance.now() > limit) "
+            f"return {json.dumps(_NOT_READY)}; "
+            "await new Promise((go) => setTimeout(go, 2)); } "
+            "return [core.getUtterance()]; })()",
+            await_promise=True,
+        )
 
     def _wait_until(self, condition: str) -> None:
         deadline = time.monotonic() + _READY_TIMEOUT_S

@@ -134,6 +134,61 @@ def test_the_observation_after_a_step_shows_the_page_s_answer(repaint: str, inpu
             # drew it, and the wait says "nothing drawn" (docs/browser.md); the screen is right.
             drawn = ("drawn",) if input == "xtest" else ("drawn", "nothing drawn")
             assert env.timings["page_wait"] in drawn, (env.timings, env.task.frame_wait.last)
+            if repaint.startswith("document"):  # nothing changes after the first frame
+                assert env.timings["page_frame"] == "first", env.timings
+
+
+RED = "rgb(200, 0, 0)"
+# Pages whose answer is drawn by a frame after the click's first one, each through a way of
+# changing the screen the DOM does not show (but the first, a plain DOM change): the change is
+# made in a task queued from the first frame, after it began.
+LATER_CHANGES = {
+    "dom": ("<div id=b style='{box}'></div>", f"b.style.background = '{RED}'"),
+    "style-rule": (
+        "<style>#b {{ background: white }}</style><div id=b style='{box}'></div>",
+        f"document.styleSheets[0].cssRules[0].style.background = '{RED}'",
+    ),
+    "inserted-rule": (
+        "<style>#b {{ background: white }}</style><div id=b style='{box}'></div>",
+        f"document.styleSheets[0].insertRule('#b {{ background: {RED} }}', 1)",
+    ),
+    "canvas-2d": (
+        "<canvas id=b width=320 height=240 style='{box}'></canvas>",
+        f"const c = b.getContext('2d'); c.fillStyle = '{RED}'; c.fillRect(0, 0, 320, 240)",
+    ),
+    "offscreen-canvas": (
+        "<canvas id=b width=320 height=240 style='{box}'></canvas>",
+        "const c = b.transferControlToOffscreen().getContext('2d');"
+        f" c.fillStyle = '{RED}'; c.fillRect(0, 0, 320, 240)",
+    ),
+    "scroll": (
+        "<div id=b style='{box};overflow:hidden'><div style='height:240px'></div>"
+        f"<div style='height:240px;background:{RED}'></div></div>",
+        "b.scrollTop = 240",
+    ),
+    "form-value": (  # (no pointer events: a click on it would open the colour chooser)
+        "<input type=color id=b value='#ffffff' style='position:absolute;left:0;top:0;"
+        "width:80px;height:80px;border:0;padding:0;pointer-events:none'>",
+        "b.value = '#c80000'",
+    ),
+}
+
+
+@pytest.mark.parametrize("change", list(LATER_CHANGES))
+def test_a_change_after_the_first_frame_is_waited_for(change: str) -> None:
+    """The step knows that the click's first frame draws the whole answer only when nothing
+    changed since it began: a change made later, through the DOM or any other way a page changes
+    the screen, sends the wait on to the later frame, and the observation shows it."""
+    markup, script = LATER_CHANGES[change]
+    handler = f"requestAnimationFrame(() => setTimeout(() => {{ {script}; }}, 0))"
+    body = markup.format(box=BUTTON) + f"<script>onmouseup = () => {{ {handler}; }};</script>"
+    with DesktopEnv(BrowserTask(page(body)), viewport=VIEWPORT) as env:
+        for _ in range(3):
+            observation, _ = env.reset(seed=0)
+            assert tuple(observation[40, 40]) != (200, 0, 0)
+            observation, _, _, _, _ = env.step(click())
+            assert tuple(observation[40, 40]) == (200, 0, 0), env.timings
+            assert env.timings["page_frame"] == "later", env.timings
 
 
 def test_a_screen_that_never_goes_quiet_does_not_hold_the_step() -> None:

@@ -123,6 +123,7 @@ def breakdown(
 
         capture.settle_after_frame = timed_settle
         rows: dict[str, list[float]] = {row: [] for row in ROWS}
+        frames_drawn: list[str | None] = []  # which frame drew each step's answer
         for episode in range(steps):
             env.reset(seed=seed + 1 + episode)
             action = oracle_action(page)
@@ -133,6 +134,7 @@ def breakdown(
             sent = time.time()
             env.step(action)
             returned = time.time()
+            frames_drawn.append(unwrapped.timings.get("page_frame"))
             time.sleep(0.06)
             log: dict[str, list[float]] = {}
             for name, at in page.evaluate("window.__breakdown.slice()"):
@@ -158,6 +160,9 @@ def breakdown(
             for row, at in seen.items():
                 if at is not None:
                     rows[row].append((at - sent) * 1e3)
+        rows["answer drawn by the first frame"] = [
+            100.0 * frames_drawn.count("first") / max(len(frames_drawn), 1)
+        ]
         return rows
     finally:
         env.close()
@@ -182,6 +187,8 @@ def main() -> None:
         values = rows[row]
         shown = f"{statistics.median(values):6.2f}" if values else "     -"
         print(f"  {row:28s} {shown}")
+    share = rows["answer drawn by the first frame"][0]
+    print(f"  the page's answer drawn by the input's first frame in {share:.0f}% of the steps")
 
 
 if __name__ == "__main__":
