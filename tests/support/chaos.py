@@ -35,6 +35,7 @@ import http.client
 import json
 import os
 import random
+import re
 import resource
 import signal
 import socket
@@ -163,10 +164,6 @@ def _rss_kib() -> int:
     return 0
 
 
-def _descriptors() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
 def _descriptor_targets() -> dict[int, str]:
     """This process's open descriptors and what each is (a path, ``socket:[inode]``...)."""
     targets = {}
@@ -174,6 +171,23 @@ def _descriptor_targets() -> dict[int, str]:
         with contextlib.suppress(OSError):
             targets[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
     return targets
+
+
+# What stays open by design once a run is over: Ray's client (its event, timer and epoll
+# descriptors and its session's log files, kept for the next ray.init) and multiprocessing's
+# (semaphores in /dev/shm; the forkserver's and resource tracker's pipes are among the few
+# pipes and sockets allowed below).
+_BY_DESIGN = re.compile(r"anon_inode:\[?(eventfd|timerfd|eventpoll)\]?|/ray/|^/dev/shm/")
+_PIPES_AND_SOCKETS_ALLOWED = 8
+
+
+def _unexplained(opened: list[str]) -> int:
+    """How many of the descriptors opened during the run and still open (``"fd target"``) are
+    not what stays open by design: anything else, and pipes and sockets beyond a few."""
+    kept = [entry.split(" ", 1)[1] for entry in opened]
+    other = [target for target in kept if not _BY_DESIGN.search(target)]
+    channels = sum(target.startswith(("pipe:", "socket:")) for target in other)
+    return len(other) - channels + max(0, channels - _PIPES_AND_SOCKETS_ALLOWED)
 
 
 def _temp_leftovers() -> set[str]:
@@ -753,7 +767,7 @@ def run(
     report = Report(seconds, seed)
     kinds = list(kinds or FAULTS)
     before_segments, before_temp = _segments(), _temp_leftovers()
-    descriptors_before, rss_before = _descriptors(), _rss_kib()
+    rss_before = _rss_kib()
     targets_before = _descriptor_targets()
     # What already ran below this process (a test session's own Xvfb, say) is not the run's.
     processes_before = descendants(os.getpid())
@@ -810,9 +824,7 @@ def run(
         ),
         "segments": sorted(_segments() - before_segments),
         "temp": sorted(_temp_leftovers() - before_temp),
-        # a few for what stays open by design (multiprocessing's forkserver pipe; Ray's client
-        # keeps its sockets after ray.shutdown() for the next ray.init)
-        "descriptors": max(0, _descriptors() - descriptors_before - (16 if ray_desktops else 8)),
+        "descriptors": _unexplained(opened),
         "rss_mib_growth_over_256": max(0, (_rss_kib() - rss_before) // 1024 - 256),
     }
     return report
