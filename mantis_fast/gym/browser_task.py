@@ -183,10 +183,13 @@ _INSTRUMENT = """(() => {
     document.addEventListener(type, changed, true);
   }
   if (document.fonts) document.fonts.addEventListener("loadingdone", changed);
-  const foreign = () => {  // a frame whose document this script cannot see into
+  // a frame whose document this script does not follow (cross-origin, or not instrumented)
+  const foreign = () => {
     for (const frame of document.querySelectorAll("iframe, frame, object, embed")) {
-      try { if (!(frame.contentWindow && frame.contentWindow.document)) return true; }
-      catch (error) { return true; }
+      try {
+        const inner = frame.contentWindow;
+        if (!(inner && inner.document && inner.__mantis)) return true;
+      } catch (error) { return true; }
     }
     return false;
   };
