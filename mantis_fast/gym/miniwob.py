@@ -168,8 +168,8 @@ class MiniWoBTask(BrowserTask):
         if answer is None:  # a new browser, or the page is not the task's: load it first
             self.load(self.start_url)
             self._wait_until("typeof core !== 'undefined'")
-            answer = self._start_episode(seed, mode)
-        if answer is None:
+            answer = self._start_episode(seed, mode, page=None)
+        if answer is None:  # core went away under the reset (the page navigated)
             raise BrowserError(f"MiniWoB++ task {self.name!r}: the page left {self.start_url}")
         if answer == _NOT_READY:
             raise BrowserError(
@@ -192,14 +192,15 @@ class MiniWoBTask(BrowserTask):
             "browser_started": started,
         }
 
-    def _start_episode(self, seed: int, mode: str) -> Any:
+    def _start_episode(self, seed: int, mode: str, page: str | None = "") -> Any:
         """What miniwob's env does at reset, in one round trip: end the running episode, seed,
         start the next, wait until the task is ready (most are at once) and read its
-        utterance (in a list); None when the page is not the task's, ``_NOT_READY`` past the
-        limit."""
+        utterance (in a list). None when the page is not ``page`` (default: ``start_url``;
+        None: any page with MiniWoB++'s core), ``_NOT_READY`` past the limit."""
+        url = self.start_url if page == "" else page
+        other = "false" if url is None else f"location.href !== {json.dumps(url)}"
         return self.evaluate(
-            f"(async () => {{ if (location.href !== {json.dumps(self.start_url)} || "
-            "typeof core === 'undefined') return null; "
+            f"(async () => {{ if ({other} || typeof core === 'undefined') return null; "
             f"core.endEpisode(0); Math.seedrandom({json.dumps(seed)}); "
             f"core.setDataMode({json.dumps(mode)}); core.startEpisodeReal(); "
             f"const limit = performance.now() + {_READY_TIMEOUT_S * 1e3}; "
