@@ -141,10 +141,10 @@ _INSTRUMENT = """(() => {
   };
   watch(Element.prototype, ["attachShadow"], (root) => { if (root) observe(root); });
   const scrolls = ["scrollTop", "scrollLeft", "scroll", "scrollTo", "scrollBy", "scrollIntoView"];
-  watch(Element.prototype, [...scrolls, "focus", "blur"], changed);
+  watch(Element.prototype, scrolls, changed);
+  watch(window, ["scroll", "scrollTo", "scrollBy"], changed);  // the window's own, not inherited
   watch(HTMLElement.prototype, ["focus", "blur"], changed);
-  watch(window, ["scroll", "scrollTo", "scrollBy"], changed);
-  watch(Window.prototype, ["scroll", "scrollTo", "scrollBy"], changed);
+  watch(SVGElement.prototype, ["focus", "blur"], changed);
   const selects = ["setSelectionRange", "setRangeText", "select"];
   watch(HTMLInputElement.prototype,
         ["value", "checked", "indeterminate", "valueAsNumber", "valueAsDate", ...selects], changed);
@@ -197,10 +197,10 @@ _INSTRUMENT = """(() => {
   // Once the input is in: the first frame that began after it (it draws what the handlers did
   // there and then; the next one for a settle with no input), and the frame that begins after
   // the tasks they queued (same-delay timers run in order; two hops, since this listener runs
-  // before the page's). When nothing changed since that first frame began, it draws the whole
-  // answer and the settle resolves at once; otherwise as the later frame begins. With both
-  // begin times: the step then gives the frame time to reach the screen (learned from the
-  // first frame's), rather than waiting for the screen to go quiet.
+  // before the page's). Resolves as that later frame begins, with both begin times and which
+  // of the two draws the answer: the first, when nothing changed since it began, else the
+  // later. The step then gives that frame time to reach the screen (learned from the first
+  // frame's), rather than waiting for the screen to go quiet.
   const settle = (seenDoc, type, target, limitMs) => new Promise((resolve) => {
     const start = performance.now();
     const go = () => {
