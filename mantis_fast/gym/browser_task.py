@@ -217,7 +217,7 @@ _INSTRUMENT = """(() => {
           changedAt < first && !foreign();
         if (first === null) first = began;
         // the time of the answer's sending too: it keeps the page's clock in step with ours
-        resolve([performance.now() - start, first, atFirst ? first : began, now(), atFirst]);
+        resolve([performance.now() - start, first, began, now(), atFirst]);
       }), 0), 0);
     };
     // no frames (a hidden page)
@@ -498,7 +498,10 @@ class BrowserTask(Task):
             self.frame_wait,
             input_at=started,
             first_began=(first + offset) / 1e3,
-            began=(began + offset) / 1e3,
+            # The first frame draws the whole answer: waited for, unless nothing of it shows by
+            # then (it drew nothing, or is late), when the later frame is.
+            began=((first if at_first else began) + offset) / 1e3,
+            undrawn_began=(began + offset) / 1e3 if at_first else None,
         )
         report = self.frame_wait.last
         drawn = report is None or report.latency_ms is not None

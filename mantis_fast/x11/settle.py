@@ -374,14 +374,22 @@ class FrameWait:
 
 
 def settle_after_frame(
-    link: DamageLink, window: FrameWait, *, input_at: float, first_began: float, began: float
+    link: DamageLink,
+    window: FrameWait,
+    *,
+    input_at: float,
+    first_began: float,
+    began: float,
+    undrawn_began: float | None = None,
 ) -> Settled:
     """Return once the frame that began at ``began`` had ``window.wait_ms`` to reach the
     screen. ``first_began``: when the first frame after the input began (its first damage
     since is what ``window`` learns); ``input_at``: when the input was sent (damage between
-    the last wait and it is late). All three in ``time.monotonic()`` seconds. Damage that came
-    in the meantime is taken in for the grab; none is waited for, so a page that never draws,
-    or draws forever, costs the same bounded wait."""
+    the last wait and it is late); ``undrawn_began``: a later frame to wait for instead when
+    none of the first frame's damage came by then (it drew nothing, or is late). All in
+    ``time.monotonic()`` seconds. Damage that came in the meantime is taken in for the grab;
+    none is waited for, so a page that never draws, or draws forever, costs the same bounded
+    wait."""
     start = time.monotonic()
     tracker = link.tracker
     events_before = tracker.events
@@ -391,17 +399,21 @@ def settle_after_frame(
     wait_ms = window.wait_ms
     deadline = began + wait_ms / 1e3
     socket = link.xdisplay.display.socket
-    while (now := time.monotonic()) < deadline:
-        readable, _, _ = select.select([socket], [], [], deadline - now)
-        if readable:
-            seen = tracker.events
-            read_available(link.xdisplay)
-            link.take_in()
-            if tracker.events != seen:
-                tracker.subtract()
-                link.xdisplay.flush()
-    link.round_trip()  # what the server drew until now is in hand for the grab
-    link.take_in()
+    while True:
+        while (now := time.monotonic()) < deadline:
+            readable, _, _ = select.select([socket], [], [], deadline - now)
+            if readable:
+                seen = tracker.events
+                read_available(link.xdisplay)
+                link.take_in()
+                if tracker.events != seen:
+                    tracker.subtract()
+                    link.xdisplay.flush()
+        link.round_trip()  # what the server drew until now is in hand for the grab
+        link.take_in()
+        if undrawn_began is None or _drawn_since(tracker, first_began) is not None:
+            break
+        deadline, undrawn_began = undrawn_began + wait_ms / 1e3, None
     latency_ms = _drawn_since(tracker, first_began)
     if latency_ms is not None:
         window.record(latency_ms)
@@ -613,7 +625,13 @@ class Settling:
                 raise self._lost(exc) from None
 
     def settle_after_frame(
-        self: _Capturing, window: FrameWait, *, input_at: float, first_began: float, began: float
+        self: _Capturing,
+        window: FrameWait,
+        *,
+        input_at: float,
+        first_began: float,
+        began: float,
+        undrawn_began: float | None = None,
     ) -> Settled:
         """Wait until a frame the app named has had time to reach the screen.
 
@@ -634,6 +652,9 @@ class Settling:
             When the first frame after the input began.
         began : float
             When the frame holding the answer began.
+        undrawn_began : float, optional
+            A later frame to wait for instead when none of the first frame's damage came by
+            the wait's end (the first frame drew nothing, or is late).
 
         Returns
         -------
@@ -653,12 +674,18 @@ class Settling:
                 if self._damage is not None:
                     link = _damage_link(self, self._damage)
                     return settle_after_frame(
-                        link, window, input_at=input_at, first_began=first_began, began=began
+                        link,
+                        window,
+                        input_at=input_at,
+                        first_began=first_began,
+                        began=began,
+                        undrawn_began=undrawn_began,
                     )
             except GONE as exc:
                 raise self._lost(exc) from None
         start = time.monotonic()
-        time.sleep(max(0.0, began + window.ceiling_ms / 1e3 - start))
+        last = began if undrawn_began is None else max(began, undrawn_began)
+        time.sleep(max(0.0, last + window.ceiling_ms / 1e3 - start))
         return Settled(True, time.monotonic() - start, 0)
 
 
