@@ -411,10 +411,10 @@ def settle_after_frame(
                     link.xdisplay.flush()
         link.round_trip()  # what the server drew until now is in hand for the grab
         link.take_in()
-        if undrawn_began is None or _drawn_since(tracker, first_began) is not None:
+        latency_ms = _drawn_since(tracker, first_began)
+        if undrawn_began is None or latency_ms is not None:
             break
         deadline, undrawn_began = undrawn_began + wait_ms / 1e3, None
-    latency_ms = _drawn_since(tracker, first_began)
     if latency_ms is not None:
         window.record(latency_ms)
     first, ended = tracker.server_time(first_began), tracker.server_time(time.monotonic())

@@ -104,6 +104,30 @@ def test_nothing_drawn_costs_the_wait_and_says_so(screen) -> None:
     assert 0.035 <= settled.waited < 1.0 and settled.changes == 0
 
 
+@pytest.mark.parametrize("first_draws", [True, False], ids=["first-frame-drew", "first-frame-late"])
+def test_a_first_frame_that_drew_nothing_by_its_wait_is_waited_for_as_the_later_one(
+    screen, first_draws: bool
+) -> None:
+    capture, painter = screen
+    window = FrameWait(40.0, learn=0)  # nothing learned: the 40 ms ceiling
+    first = time.monotonic()
+    later = first + 0.2
+    # Drawn within the first frame's wait, or only after it and before the later frame's end.
+    drawer = painter.fill_after(0.01 if first_draws else 0.1, 0x123456)
+    settled = capture.settle_after_frame(
+        window, input_at=first, first_began=first, began=first, undrawn_began=later
+    )
+    ended = time.monotonic()
+    drawer.join()
+    assert colour(capture) == 0x123456, "the grab missed the first frame's late draw"
+    assert window.last is not None and window.last.latency_ms is not None
+    if first_draws:
+        assert ended - first < 0.2  # the first frame's wait was enough: no fallback
+    else:
+        assert ended - later >= 0.04 and settled.waited >= 0.2  # waited from the later frame
+        assert window.last.latency_ms >= 90  # learned from where the first frame began
+
+
 def test_a_screen_that_never_stops_changing_does_not_hold_the_wait(screen) -> None:
     capture, painter = screen
     stop = threading.Event()
