@@ -86,6 +86,7 @@ _INSTRUMENT = """(() => {
   // event of another type (Chromium's own mouse move after a repaint under the pointer) does
   // not move the frame a step waits for past the one that drew its answer.
   const inputFrames = {mouseup: null, keyup: null, wheel: null, mousemove: null};
+  const inputTimes = {mouseup: -Infinity, keyup: -Infinity, wheel: -Infinity, mousemove: -Infinity};
   const framing = new Set();  // types whose next frame is awaited
   // A change made by a call rather than an input (an episode's start): when the first frame
   // after mark() began (null: not yet; undefined: no mark since the last settle from one).
@@ -99,6 +100,7 @@ _INSTRUMENT = """(() => {
   const bump = (type) => {
     counts[type]++;
     inputFrames[type] = null;
+    inputTimes[type] = now();
     if (framing.size === 0) {
       requestAnimationFrame(() => {
         const began = now();
@@ -213,6 +215,7 @@ _INSTRUMENT = """(() => {
     const start = performance.now();
     const go = () => {
       let first = type === null ? null : inputFrames[type];
+      const input = type === null ? -Infinity : inputTimes[type];
       if (fromMark && marked !== undefined) first = marked;
       marked = undefined;
       if (first === null) requestAnimationFrame(() => { if (first === null) first = now(); });
@@ -226,17 +229,20 @@ _INSTRUMENT = """(() => {
         const atFirst = first !== null && type !== "wheel" && typed && !unwatched &&
           changedAt < first && !foreign();
         if (first === null) first = began;
+        // Whether the page changed since the input: if not, a first frame that drew nothing
+        // had nothing of the page's to draw (no later frame is worth waiting for).
+        const moved = changedAt >= input;
         // the time of the answer's sending too: it keeps the page's clock in step with ours
-        resolve([performance.now() - start, first, began, now(), atFirst]);
+        resolve([performance.now() - start, first, began, now(), atFirst, moved]);
       }), 0), 0);
     };
     // no frames (a hidden page)
-    setTimeout(() => resolve([-2, null, null, null, false]), 4 * limitMs);
+    setTimeout(() => resolve([-2, null, null, null, false, true]), 4 * limitMs);
     if (seenDoc !== doc || type === null || counts[type] >= target) { go(); return; }
     const waiter = {type, target, go};
     waiters.add(waiter);
     setTimeout(() => {
-      if (waiters.delete(waiter)) resolve([-1, null, null, null, false]);
+      if (waiters.delete(waiter)) resolve([-1, null, null, null, false, true]);
     }, limitMs);
   });
   Object.defineProperty(window, "__mantis", {
@@ -469,7 +475,7 @@ class BrowserTask(Task):
             f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}, {json.dumps(from_mark)})"
             ".then((frames) => "
             f"[frames, window.__mantis.doc, window.__mantis.counts, {state}])"
-            f" : [[0, null, null, null, false], '', {{}}, {state}]"
+            f" : [[0, null, null, null, false, true], '', {{}}, {state}]"
         )
 
     def settle(self, desktop: Any, action: Any) -> Settled | None:
@@ -496,7 +502,7 @@ class BrowserTask(Task):
             answer = self.evaluate(self._settle_expression(None, 0), await_promise=True)
         answered = time.monotonic()
         browser.forget_navigation()
-        (waited, first, began, sent, at_first), doc, counts, state = answer
+        (waited, first, began, sent, at_first, moved), doc, counts, state = answer
         self._doc, self._counts = doc, dict(counts)
         self.page_state = state
         self.page_frame = "first" if at_first else "later"
@@ -514,9 +520,10 @@ class BrowserTask(Task):
             input_at=started,
             first_began=(first + offset) / 1e3,
             # The first frame draws the whole answer: waited for, unless nothing of it shows by
-            # then (it drew nothing, or is late), when the later frame is.
+            # then and the page changed since the input (the frame is late), when the later
+            # frame is.
             began=((first if at_first else began) + offset) / 1e3,
-            undrawn_began=(began + offset) / 1e3 if at_first else None,
+            undrawn_began=(began + offset) / 1e3 if at_first and moved else None,
         )
         report = self.frame_wait.last
         drawn = report is None or report.latency_ms is not None
@@ -544,12 +551,15 @@ class BrowserTask(Task):
     def settle_facts(self) -> dict[str, Any]:
         """How the last wait for the page ended (``page_wait``: "drawn", "nothing drawn",
         "no input", "no frames" or "not instrumented"), the frame wait it used and the
-        latency it learned."""
+        latency it learned, the frame the page said draws its answer (``page_frame``: "first"
+        or "later") and the one the wait ran from in the end (``waited_frame``: "later" also
+        when the first showed nothing by its wait while the page had changed)."""
         facts: dict[str, Any] = {"page_wait": self.page_wait}
         report = self.frame_wait.last
         if report is not None and self.page_wait in ("drawn", "nothing drawn"):
             facts.update(frame_wait_ms=report.wait_ms, frame_latency_ms=report.latency_ms)
             facts["page_frame"] = self.page_frame
+            facts["waited_frame"] = "later" if report.undrawn else self.page_frame
         return facts
 
     def report(self, info: dict[str, Any]) -> None:

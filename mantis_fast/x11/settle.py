@@ -325,6 +325,7 @@ class FrameReport(NamedTuple):
     wait_ms: float  # how long after the frame began it waited
     latency_ms: float | None  # the first frame's begin to the first damage since (None: none)
     late: bool  # damage came after the previous wait, soon enough that it was too short
+    undrawn: bool = False  # none of the first frame's damage by its wait: waited for the later
 
 
 class FrameWait:
@@ -399,6 +400,7 @@ def settle_after_frame(
     wait_ms = window.wait_ms
     deadline = began + wait_ms / 1e3
     socket = link.xdisplay.display.socket
+    undrawn = False
     while True:
         while (now := time.monotonic()) < deadline:
             readable, _, _ = select.select([socket], [], [], deadline - now)
@@ -414,13 +416,13 @@ def settle_after_frame(
         latency_ms = _drawn_since(tracker, first_began)
         if undrawn_began is None or latency_ms is not None:
             break
-        deadline, undrawn_began = undrawn_began + wait_ms / 1e3, None
+        deadline, undrawn_began, undrawn = undrawn_began + wait_ms / 1e3, None, True
     if latency_ms is not None:
         window.record(latency_ms)
     first, ended = tracker.server_time(first_began), tracker.server_time(time.monotonic())
     if first is not None and ended is not None:
         window._ended = (tracker.events, ended, first)
-    window.last = FrameReport(wait_ms, latency_ms, late)
+    window.last = FrameReport(wait_ms, latency_ms, late, undrawn)
     return Settled(True, time.monotonic() - start, tracker.events - events_before)
 
 

@@ -138,6 +138,28 @@ def test_the_observation_after_a_step_shows_the_page_s_answer(repaint: str, inpu
                 assert env.timings["page_frame"] == "first", env.timings
 
 
+@pytest.mark.parametrize(
+    "handler", ["", "this.dataset.seen = 1"], ids=["inert", "change-not-drawn"]
+)
+def test_a_first_frame_that_drew_nothing_holds_the_step_only_when_the_page_changed(
+    handler: str,
+) -> None:
+    """A click the page does nothing about ends at the first frame's wait, drawn or not; when
+    the page changed (here an attribute no style reads) and nothing shows by then, the frame
+    may be late: the later frame is waited for."""
+    body = f"<div style='{BUTTON}' onmouseup=\"{handler}\"></div>"
+    with DesktopEnv(BrowserTask(page(body)), viewport=VIEWPORT) as env:
+        env.reset(seed=0)
+        waited = []
+        for _ in range(6):
+            env.step(click())  # the same point each time: the pointer moves once, then never
+            assert env.timings["page_frame"] == "first", env.timings
+            if env.timings["page_wait"] == "nothing drawn":
+                waited.append(env.timings["waited_frame"])
+    assert waited, "every step drew something: the case was not exercised"
+    assert set(waited) == {"later" if handler else "first"}, waited
+
+
 RED = "rgb(200, 0, 0)"
 # Pages whose answer is drawn by a frame after the click's first one, each through a way of
 # changing the screen the DOM does not show (but the first, a plain DOM change): the change is

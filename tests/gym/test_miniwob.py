@@ -102,7 +102,6 @@ def test_the_observation_after_a_reset_shows_the_new_episode(name: str) -> None:
         previous = None
         for seed in range(1, 13):
             observation, _ = env.reset(seed=seed)
-            assert env.timings["page_frame"] == "first", env.timings
             assert env.timings["page_wait"] == "drawn", env.timings
             time.sleep(0.05)
             settled = env.desktop.observe()
