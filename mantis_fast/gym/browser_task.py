@@ -299,6 +299,8 @@ class BrowserTask(Task):
     any other).
     """
 
+    opens_windows = False  # the page's readiness is waited for over DevTools, not a window
+
     def __init__(
         self,
         start_url: str = "about:blank",

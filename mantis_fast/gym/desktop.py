@@ -292,12 +292,13 @@ class DesktopEnv(gymnasium.Env):
             try:
                 desktop = self.desktop
                 self.task.end_episode()
-                known = desktop.window_ids() if desktop.app_timeout is not None else set()
+                watch = desktop.app_timeout is not None and self.task.opens_windows
+                known = desktop.window_ids() if watch else set()
                 # The task sees the seed itself: a page may seed its own generator with it.
                 given = {"seed": seed, **(options or {})}
                 started = self.task.start(desktop, self.np_random, given)
                 pids = self.task.pids()
-                if pids and desktop.app_timeout is not None:
+                if pids and watch:
                     desktop.wait_for_app(pids, known=known, processes=self.task.processes())
                 screen, facts = desktop.start(
                     settle=functools.partial(self.task.settle, desktop, None)

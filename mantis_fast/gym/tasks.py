@@ -49,6 +49,10 @@ class Task:
     #: The screen the task wants, (width, height) in pixels, when it has one (a MiniWoB++ page
     #: is its task area); ``DesktopEnv`` uses it when not given a ``viewport``.
     viewport: tuple[int, int] | None = None
+    #: Whether ``start`` may launch an app whose window ``DesktopEnv.reset`` waits for
+    #: (``pids``): the env then lists the windows before every start, to tell the app's new
+    #: one from those already there. False spares a task that never launches one that cost.
+    opens_windows: bool = True
 
     def start(self, desktop: Any, rng: np.random.Generator, options: Mapping[str, Any]) -> dict:
         """Start the episode's app on ``desktop`` (an ``X11Desktop``); return info items."""
