@@ -88,14 +88,6 @@ _INSTRUMENT = """(() => {
   const inputFrames = {mouseup: null, keyup: null, wheel: null, mousemove: null};
   const inputTimes = {mouseup: -Infinity, keyup: -Infinity, wheel: -Infinity, mousemove: -Infinity};
   const framing = new Set();  // types whose next frame is awaited
-  // A change made by a call rather than an input (an episode's start): when the first frame
-  // after mark() began (null: not yet; undefined: no mark since the last settle from one).
-  // The settle that follows waits from that frame even when it is asked after it began.
-  let marked;
-  const mark = () => {
-    marked = null;
-    requestAnimationFrame(() => { if (marked === null) marked = now(); });
-  };
   const waiters = new Set();  // settles waiting for a count: told by the event itself
   const bump = (type) => {
     counts[type]++;
@@ -211,13 +203,11 @@ _INSTRUMENT = """(() => {
   // of the two draws the answer: the first, when nothing changed since it began, else the
   // later. The step then gives that frame time to reach the screen (learned from the first
   // frame's), rather than waiting for the screen to go quiet.
-  const settle = (seenDoc, type, target, limitMs, fromMark = false) => new Promise((resolve) => {
+  const settle = (seenDoc, type, target, limitMs) => new Promise((resolve) => {
     const start = performance.now();
     const go = () => {
       let first = type === null ? null : inputFrames[type];
       const input = type === null ? -Infinity : inputTimes[type];
-      if (fromMark && marked !== undefined) first = marked;
-      marked = undefined;
       if (first === null) requestAnimationFrame(() => { if (first === null) first = now(); });
       setTimeout(() => setTimeout(() => requestAnimationFrame(() => {
         const began = now();
@@ -246,7 +236,7 @@ _INSTRUMENT = """(() => {
     }, limitMs);
   });
   Object.defineProperty(window, "__mantis", {
-    value: Object.freeze({counts, doc, settle, bump, changed, unseen, mark})});
+    value: Object.freeze({counts, doc, settle, bump, changed, unseen})});
 })();"""
 
 
@@ -338,7 +328,6 @@ class BrowserTask(Task):
         self._display: str | None = None
         self._doc = ""
         self._counts: dict[str, int] = {}
-        self._marked = False  # the page marked a change a settle without input waits from
         self.page_state: dict[str, Any] = {}
         self.browser_starts = 0
         self.popups_closed: list[str] = []  # since the last step's info
@@ -354,7 +343,7 @@ class BrowserTask(Task):
         state = dict(self.__dict__)
         runtime = (
             *("browser", "_display", "_doc", "_counts", "page_state", "browser_starts"),
-            *("frame_wait", "page_wait", "page_frame", "_pointer", "_marked"),
+            *("frame_wait", "page_wait", "page_frame", "_pointer"),
         )
         for name in (*runtime, "popups_closed"):
             state.pop(name, None)
@@ -470,12 +459,11 @@ class BrowserTask(Task):
         """JavaScript whose value is the page state read after every settle (``page_state``)."""
         return "({url: location.href})"
 
-    def _settle_expression(self, event: str | None, target: int, from_mark: bool = False) -> str:
+    def _settle_expression(self, event: str | None, target: int) -> str:
         state = self.state_expression()
         return (
             f"window.__mantis ? window.__mantis.settle({json.dumps(self._doc)}, "
-            f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}, {json.dumps(from_mark)})"
-            ".then((frames) => "
+            f"{json.dumps(event)}, {target}, {INPUT_WAIT_MS}).then((frames) => "
             f"[frames, window.__mantis.doc, window.__mantis.counts, {state}])"
             f" : [[0, null, null, null, false, true], '', {{}}, {state}]"
         )
@@ -485,12 +473,9 @@ class BrowserTask(Task):
         browser = self._browser()
         event, count = _expected_event(action if isinstance(action, Action) else None)
         target = self._counts.get(event, 0) + count if event else 0
-        from_mark, self._marked = self._marked and action is None, False
         asked = time.monotonic()
         try:
-            answer = self.evaluate(
-                self._settle_expression(event, target, from_mark), await_promise=True
-            )
+            answer = self.evaluate(self._settle_expression(event, target), await_promise=True)
         except BrowserError as exc:
             if not self._navigated(exc):
                 raise

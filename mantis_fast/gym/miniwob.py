@@ -177,7 +177,6 @@ class MiniWoBTask(BrowserTask):
                 "(WOB_TASK_READY)"
             )
         answer = answer[0]
-        self._marked = True  # the reset's settle waits from the frame after the start
         if isinstance(answer, dict):
             self.utterance = str(answer.get("utterance", ""))
             self.fields = {str(k): str(v) for k, v in (answer.get("fields") or {}).items()}
@@ -208,7 +207,6 @@ class MiniWoBTask(BrowserTask):
             "while (!WOB_TASK_READY) { if (performance.now() > limit) "
             f"return {json.dumps(_NOT_READY)}; "
             "await new Promise((go) => setTimeout(go, 2)); } "
-            "if (window.__mantis) window.__mantis.mark(); "
             "return [core.getUtterance()]; })()",
             await_promise=True,
         )
