@@ -74,29 +74,33 @@ _INSTRUMENT = """(() => {
   catch (error) { top = null; }
   const counts = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};
   const now = () => performance.timeOrigin + performance.now();
-  // When the page last changed what it draws (now()), and whether it draws where no change
+  // Changes, inputs and frame begins are put in order by a count, not by now(): the page's
+  // clock ticks in 0.1 ms, so a change just before a frame began could look simultaneous.
+  let tick = 0;
+  // When the page last changed what it draws (a tick), and whether it draws where no change
   // is seen (a canvas, media, a cross-origin frame): a settle whose input's first frame began
   // after the last change knows that frame draws the whole answer (watch() below).
-  let changedAt = -Infinity;
+  let changedTick = 0;
   let unwatched = false;
-  const changed = () => { if (top) top.changed(); else changedAt = now(); };
+  const changed = () => { if (top) top.changed(); else changedTick = ++tick; };
   const unseen = () => { if (top) top.unseen(); else unwatched = true; };
   // Per event type, when the first frame after its latest event began (null: it has not
   // yet): what that input changed is drawn from that frame on. Per type, so that a later
   // event of another type (Chromium's own mouse move after a repaint under the pointer) does
   // not move the frame a step waits for past the one that drew its answer.
   const inputFrames = {mouseup: null, keyup: null, wheel: null, mousemove: null};
-  const inputTimes = {mouseup: -Infinity, keyup: -Infinity, wheel: -Infinity, mousemove: -Infinity};
+  const frameTicks = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};  // those frames' ticks
+  const inputTicks = {mouseup: 0, keyup: 0, wheel: 0, mousemove: 0};  // the latest events'
   const framing = new Set();  // types whose next frame is awaited
   const waiters = new Set();  // settles waiting for a count: told by the event itself
   const bump = (type) => {
     counts[type]++;
     inputFrames[type] = null;
-    inputTimes[type] = now();
+    inputTicks[type] = ++tick;
     if (framing.size === 0) {
       requestAnimationFrame(() => {
-        const began = now();
-        for (const framed of framing) inputFrames[framed] = began;
+        const began = now(), at = ++tick;
+        for (const framed of framing) { inputFrames[framed] = began; frameTicks[framed] = at; }
         framing.clear();
       });
     }
@@ -207,8 +211,12 @@ _INSTRUMENT = """(() => {
     const start = performance.now();
     const go = () => {
       let first = type === null ? null : inputFrames[type];
-      const input = type === null ? -Infinity : inputTimes[type];
-      if (first === null) requestAnimationFrame(() => { if (first === null) first = now(); });
+      let firstTick = first === null ? 0 : frameTicks[type];
+      if (first === null) {
+        requestAnimationFrame(() => {
+          if (first === null) { first = now(); firstTick = ++tick; }
+        });
+      }
       setTimeout(() => setTimeout(() => requestAnimationFrame(() => {
         const began = now();
         // Nothing changed since the first frame began: that frame draws the whole answer.
@@ -217,11 +225,11 @@ _INSTRUMENT = """(() => {
           (document.activeElement.isContentEditable ||
            /^(INPUT|TEXTAREA)$/.test(document.activeElement.tagName)));
         const atFirst = first !== null && type !== "wheel" && typed && !unwatched &&
-          changedAt < first && !foreign();
+          changedTick < firstTick && !foreign();
         if (first === null) first = began;
         // Whether the page changed since the input: if not, a first frame that drew nothing
         // had nothing of the page's to draw (no later frame is worth waiting for).
-        const moved = changedAt >= input;
+        const moved = type === null || changedTick > inputTicks[type];
         // the time of the answer's sending too: it keeps the page's clock in step with ours
         resolve([performance.now() - start, first, began, now(), atFirst, moved]);
       }), 0), 0);

@@ -62,7 +62,9 @@ def test_devtools_input_reaches_the_page_and_the_pointer_is_given_back() -> None
         assert dispatcher.pointer.browser is env.task.browser
         env.step(click())
         assert env.task.evaluate("document.title") == "hit"
-        assert env.timings["page_wait"] == "drawn"
+        # (DevTools input does not refresh the server's clock that stamps DAMAGE: a drawn frame
+        # may look older than its own begin, and the wait then says "nothing drawn")
+        assert env.timings["page_wait"] in ("drawn", "nothing drawn"), env.timings
         env.reset(seed=1)  # the same browser: the same pointer, not a new one each episode
         assert dispatcher.pointer.browser is env.task.browser
         env.task.stop()
@@ -123,19 +125,24 @@ def test_the_observation_after_a_step_shows_the_page_s_answer(repaint: str, inpu
     """The step returns once the page took the click and drew what it did about it: the
     observation is never the screen from before, whichever way the click reached the page."""
     body = f"<div style='{BUTTON}' onmouseup=\"{repaint}\"></div>"
+    waits = []
     with DesktopEnv(BrowserTask(page(body), input=input), viewport=VIEWPORT) as env:
         for _ in range(5):
             observation, _ = env.reset(seed=0)
             assert tuple(observation[40, 40]) == (255, 255, 255)
             observation, _, _, _, _ = env.step(click())
             assert tuple(observation[40, 40]) == (200, 0, 0)
-            # Over DevTools no X input refreshes the server's clock, which stamps DAMAGE: a
-            # frame drawn while the input was being sent can look older than the frame that
-            # drew it, and the wait says "nothing drawn" (docs/browser.md); the screen is right.
-            drawn = ("drawn",) if input == "xtest" else ("drawn", "nothing drawn")
-            assert env.timings["page_wait"] in drawn, (env.timings, env.task.frame_wait.last)
+            waits.append(env.timings["page_wait"])
+            assert waits[-1] in ("drawn", "nothing drawn"), env.timings
             if repaint.startswith("document"):  # nothing changes after the first frame
                 assert env.timings["page_frame"] == "first", env.timings
+    # The server stamps DAMAGE with the time it last read its clock, which input refreshes:
+    # over DevTools nothing may refresh it between the input and the frame, and now and then
+    # not over XTest either, so a drawn frame can look older than the frame that drew it and
+    # the wait says "nothing drawn" (docs/browser.md; the later frame is waited for, the
+    # screen is right). With X input the wait sees the frame's damage nearly always.
+    if input == "xtest":
+        assert waits.count("drawn") >= 4, waits
 
 
 @pytest.mark.parametrize(
@@ -153,10 +160,11 @@ def test_a_first_frame_that_drew_nothing_holds_the_step_only_when_the_page_chang
         waited = []
         for _ in range(6):
             env.step(click())  # the same point each time: the pointer moves once, then never
+            # the handler's change comes before the first frame, even within its 0.1 ms
             assert env.timings["page_frame"] == "first", env.timings
             if env.timings["page_wait"] == "nothing drawn":
                 waited.append(env.timings["waited_frame"])
-    assert waited, "every step drew something: the case was not exercised"
+    assert len(waited) >= 3, f"{waited}: the case was not exercised"
     assert set(waited) == {"later" if handler else "first"}, waited
 
 
