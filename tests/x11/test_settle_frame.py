@@ -121,6 +121,7 @@ def test_a_first_frame_that_drew_nothing_by_its_wait_is_waited_for_as_the_later_
     drawer.join()
     assert colour(capture) == 0x123456, "the grab missed the first frame's late draw"
     assert window.last is not None and window.last.latency_ms is not None
+    assert window.last.undrawn is not first_draws  # the report says which frame it waited for
     if first_draws:
         assert ended - first < 0.2  # the first frame's wait was enough: no fallback
     else:
