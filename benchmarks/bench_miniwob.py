@@ -17,7 +17,10 @@ was closed, so it has the machine to itself; mantis_fast's env runs when no peer
 alive. Both sides' rounds are timed by the same function (``miniwob_peer.timed_rounds``:
 ``time.perf_counter`` around the step, reset or episode, the reset and decision of a step round
 untimed), in the peer's own process or in this one, and pytest-benchmark records those
-durations through a replay timer (``replay``).
+durations through a replay timer (``replay``). Every side first plays ``WARMUP_ROUNDS`` (16)
+untimed rounds on its fresh env, as an env that runs for thousands of episodes has: Chromium's
+first frames of a page are slower, and mantis_fast's frame wait learns from the last 16 frames
+(``extra_info["warmup_median_ms"]`` keeps the median of those first rounds).
 
 - ``miniwob step <task>``: one oracle action on a freshly reset episode (the reset to the next
   seed is the round's untimed setup; the oracle is read in the setup too, so only ``step`` is
@@ -49,6 +52,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -211,14 +215,17 @@ def run_side(benchmark: Any, ours: Any, report_as: Any, kind: str, who: str, tas
         }
         seeds = itertools.count(FIRST_SEED[kind])
         result = timed_rounds(side, kind, rounds, seeds)  # as the peer's process times its own
-        replay(benchmark, result["durations"])
-        outcomes = result["outcomes"]
     else:
         close_ours()  # the peer alone on the machine
         result = run_peer(kind, task, PEERS[who], rounds)
-        replay(benchmark, result["durations"])
-        outcomes = result["outcomes"]
-        facts = {key: result[key] for key in result if key not in ("durations", "outcomes")}
+        facts = {key: result[key] for key in result if key not in _ROUND_KEYS}
+    replay(benchmark, result["durations"])
+    outcomes = result["outcomes"]
+    # a fresh env's first rounds, untimed: said apart, not mixed into the median
+    warmup = result["warmup_durations"]
+    if warmup:
+        benchmark.extra_info["warmup_rounds"] = len(warmup)
+        benchmark.extra_info["warmup_median_ms"] = round(1e3 * statistics.median(warmup), 2)
     if kind == "step":
         benchmark.extra_info.update(facts)
         count, memory = facts["process_count"], facts["memory_rss_mib"]
@@ -227,6 +234,7 @@ def run_side(benchmark: Any, ours: Any, report_as: Any, kind: str, who: str, tas
 
 
 SIDES = [*OUR_INPUTS, *PEERS]
+_ROUND_KEYS = ("durations", "outcomes", "warmup_durations")
 
 
 @pytest.mark.parametrize("task", TASKS)

@@ -63,7 +63,7 @@ from bench_miniwob import CHROME, CHROMEDRIVER, ROOT, descendants, replay
 from mantis_fast.gym.desktop import POINTER_TYPES
 from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask
 from mantis_fast.gym.policies import random_pointer
-from tests.support.miniwob_peer import process_memory
+from tests.support.miniwob_peer import WARMUP_ROUNDS, process_memory
 
 TASK = "click-test-2"
 N = 8
@@ -71,7 +71,7 @@ PEER_N = int(os.environ.get("MINIWOB_VECTOR_PEER_N", N))
 RAY_N = 4
 STEPS_PER_ROUND = 20
 ROUNDS = 3
-WARMUP_STEPS = 3  # batched steps after the first reset, untimed
+WARMUP_STEPS = WARMUP_ROUNDS  # batched steps after the first reset, untimed, on both sides
 GROUP = f"miniwob vector throughput, {N} desktops"
 CLICK = POINTER_TYPES.index("click")
 # The clicks of every batched step, the same on both sides: (steps, envs, (x, y)) in pixels of

@@ -1,5 +1,5 @@
-"""The step breakdown tool (``python -m tests.support.step_breakdown``) measures a real step:
-its stages come in the order a step runs them."""
+"""The step breakdown tool (``python -m tests.support.step_breakdown``) measures a real step and a
+real reset: their stages come in the order they run."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from tests.support.step_breakdown import ROWS, breakdown
+from tests.support.step_breakdown import RESET_ROWS, ROWS, breakdown, reset_breakdown
 
 pytestmark = [
     pytest.mark.x11,
@@ -30,3 +30,19 @@ def test_a_step_s_stages_come_in_order() -> None:
     # The first damage after the handler may be a frame begun before it (Chromium draws
     # frames on its own clock), so it is only after the handler, never ordered with frame 1.
     assert median["page handler runs"] <= median["first damage after handler"]
+
+
+def test_a_reset_s_stages_come_in_order() -> None:
+    rows = reset_breakdown("click-test", resets=3, seed=7200, warmup=2)
+    median = {row: statistics.median(rows[row]) for row in RESET_ROWS if rows[row]}
+    assert len(rows["reset returns"]) == 3
+    # the page's frames and the answers' trips are ordered each on their own, not together
+    for order in (
+        ["page starts the episode", "episode started", "frame 1 begins", "frame 2 begins"],
+        ["episode started", "start's answer arrives", "wait's answer arrives", "wait ends"],
+    ):
+        order.append("reset returns")
+        assert [median[row] for row in order] == sorted(median[row] for row in order)
+    # the new episode reaches the screen after the page started it, and before the reset returns
+    assert median["episode started"] <= median["first damage after the start"]
+    assert median["first damage after the start"] <= median["reset returns"]

@@ -5,10 +5,10 @@ here, and its rounds timed in a process of its own.
 --rounds 20 --seed 1000`` starts ``gymnasium.make("miniwob/<task>-v1")`` as its users run it
 (``--mode headless``: the default configuration; ``--mode human``: ``render_mode="human"`` on an
 Xvfb this process starts), plays the oracles' decisions through miniwob's element actions, and
-prints one JSON line: the duration of each timed round (after one untimed warm-up round for
-``step`` and ``reset``), each round's ``(reward, done)`` or episode reward, and the memory of
-the browser it started. ``benchmarks/bench_miniwob.py`` runs it with none of mantis_fast's
-processes alive, so the peer has the machine to itself.
+prints one JSON line: the duration of each timed round (after ``WARMUP_ROUNDS`` untimed
+warm-up rounds, whose durations it prints too), each round's ``(reward, done)`` or episode
+reward, and the memory of the browser it started. ``benchmarks/bench_miniwob.py`` runs it
+with none of mantis_fast's processes alive, so the peer has the machine to itself.
 
 - ``step``: the episode is reset to the next seed and the oracle read, untimed; one
   ``env.step`` of its decision is timed.
@@ -36,6 +36,10 @@ from pathlib import Path
 from typing import Any
 
 MAX_STEPS = 8  # the longest oracle (enter-text, click-checkboxes) needs about 4
+#: Untimed rounds before the timed ones, on every side: an env's first rounds are its warm-up
+#: (Chromium's first frames of the page; mantis_fast's frame wait learns from the last 16
+#: frames, the slower first ones among them). Users run an env for thousands of rounds.
+WARMUP_ROUNDS = 16
 
 
 def sandbox_free_chrome() -> None:
@@ -187,13 +191,15 @@ def process_names(pids: set[int]) -> list[str]:
 # -- the timed rounds ----------------------------------------------------------------------------
 
 
-def timed_rounds(side: Any, kind: str, rounds: int, seeds: Iterator[int]) -> dict[str, Any]:
+def timed_rounds(
+    side: Any, kind: str, rounds: int, seeds: Iterator[int], warmup: int = WARMUP_ROUNDS
+) -> dict[str, Any]:
     """``rounds`` timed rounds of ``kind`` on ``side`` (either env: ``reset``, ``decide``,
-    ``step``), plus one untimed warm-up for step and reset."""
+    ``step``) after ``warmup`` untimed ones, whose durations come back too
+    (``warmup_durations``)."""
     durations: list[float] = []
     outcomes: list[Any] = []
-    warmup = 0 if kind == "episode" else 1
-    for index in range(warmup + rounds):
+    for _ in range(warmup + rounds):
         if kind == "step":
             side.reset(next(seeds))
             action = side.decide()
@@ -211,10 +217,13 @@ def timed_rounds(side: Any, kind: str, rounds: int, seeds: Iterator[int]) -> dic
         else:
             raise ValueError(f"kind must be step, reset or episode, got {kind!r}")
         elapsed = time.perf_counter() - start
-        if index >= warmup:
-            durations.append(elapsed)
-            outcomes.append(outcome)
-    return {"durations": durations, "outcomes": outcomes}
+        durations.append(elapsed)
+        outcomes.append(outcome)
+    return {
+        "durations": durations[warmup:],
+        "outcomes": outcomes[warmup:],
+        "warmup_durations": durations[:warmup],
+    }
 
 
 def make_click_env(task: str, render_mode: str | None) -> Any:
@@ -287,7 +296,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1000)
     parser.add_argument("--envs", type=int, default=8, help="vector: the number of envs")
-    parser.add_argument("--warmup", type=int, default=3, help="vector: untimed batched steps")
+    parser.add_argument(
+        "--warmup", type=int, default=WARMUP_ROUNDS,
+        help="untimed rounds (vector: untimed batched steps)",
+    )  # fmt: skip
     parser.add_argument("--steps", type=int, default=20, help="vector: batched steps a round")
     args = parser.parse_args(argv)
     use_system_chrome()
@@ -312,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         side = PeerEnv(args.task, None if args.mode == "headless" else "human")
         stack.callback(side.close)
         browser = descendants() - before
-        result = timed_rounds(side, args.kind, args.rounds, itertools.count(args.seed))
+        result = timed_rounds(side, args.kind, args.rounds, itertools.count(args.seed), args.warmup)
         result.update(
             memory_rss_mib=round(rss_mib(browser), 1),
             memory_rss_mib_with_xvfb=round(rss_mib(browser | screen), 1),

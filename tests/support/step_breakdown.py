@@ -1,4 +1,5 @@
-"""Where a MiniWoB++ step's time goes, measured: ``python -m tests.support.step_breakdown``.
+"""Where a MiniWoB++ step's (or reset's) time goes, measured:
+``python -m tests.support.step_breakdown``.
 
 Runs ``mantis_fast/miniwob-<task>-v0`` with the shipped oracle and, per step, times on one
 clock (``time.time()``; the page's ``performance.timeOrigin + now()`` is the same wall clock):
@@ -6,7 +7,10 @@ the input sent (XTest), the page's event (its X timestamp, and when the listener
 first task after the handler, the page's frames (``requestAnimationFrame``), the frames'
 damage reaching the X server (a second X client listening on the root), the page's answer to
 the step's wait arriving, the wait's end, and the step's return. Prints the medians, in ms
-from the input.
+from the input. ``--reset`` times resets instead (``reset_breakdown``): the page's
+``core.startEpisodeReal()`` and the first frames after it, the start's DevTools answer, the first
+damage after the episode started (the new episode on the screen), the wait's answer and end,
+and the reset's return, in ms from the call.
 
 ::
 
@@ -14,6 +18,7 @@ from the input.
     python -m tests.support.step_breakdown --refresh-hz 1000
     python -m tests.support.step_breakdown --chromium-arg=--disable-gpu-vsync
     python -m tests.support.step_breakdown --input devtools
+    python -m tests.support.step_breakdown --reset --task click-test --steps 60
 """
 
 from __future__ import annotations
@@ -55,6 +60,41 @@ _LOG = """(() => {
   }, true);
 })();"""
 
+# The page's episode start and the frames after it (``core`` is the page's own, so this wraps
+# it once the page has loaded; ``_start_episode`` calls it by name).
+_RESET_LOG = """(() => {
+  if (window.__resetlog) return;
+  const log = [];
+  const now = () => performance.timeOrigin + performance.now();
+  Object.defineProperty(window, '__resetlog', {value: log});
+  const start = core.startEpisodeReal;
+  core.startEpisodeReal = function (...args) {
+    log.push(['episode start', now()]);
+    const result = start.apply(this, args);
+    log.push(['episode started', now()]);
+    let frames = 0;
+    const frame = () => {
+      log.push(['frame', now()]);
+      if (++frames < 2) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+    return result;
+  };
+})()"""
+
+RESET_ROWS = (
+    "reset called",
+    "page starts the episode",
+    "episode started",
+    "frame 1 begins",
+    "frame 2 begins",
+    "start's answer arrives",
+    "first damage after the start",
+    "wait's answer arrives",
+    "wait ends",
+    "reset returns",
+)
+
 ROWS = (
     "input sent",
     "page event (X time)",
@@ -90,6 +130,37 @@ class _DamageClock:
             return
 
 
+def _open(task: str, seed: int, refresh_hz: int, chromium_args: Sequence[str], input: str) -> Any:
+    """The task's env, reset once (the browser starts there) with ``chromium_args`` given to
+    its browser (and only to it)."""
+    env = gym.make(f"mantis_fast/miniwob-{task}-v0", refresh_hz=refresh_hz, input=input)
+    browser_task.Chromium = functools.partial(Chromium, extra_args=tuple(chromium_args))
+    try:
+        env.reset(seed=seed)
+    except BaseException:
+        env.close()
+        raise
+    finally:
+        browser_task.Chromium = Chromium
+    return env
+
+
+def _time_the_wait(capture: Any) -> dict[str, float]:
+    """Marks "wait's answer arrives" and "wait ends" (``time.time()``) around every frame wait
+    of ``capture``, in the dict returned."""
+    marks: dict[str, float] = {}
+    settle = capture.settle_after_frame
+
+    def timed_settle(*args: Any, **kwargs: Any) -> Any:
+        marks["wait's answer arrives"] = time.time()
+        result = settle(*args, **kwargs)
+        marks["wait ends"] = time.time()
+        return result
+
+    capture.settle_after_frame = timed_settle
+    return marks
+
+
 def breakdown(
     task: str,
     steps: int,
@@ -98,30 +169,14 @@ def breakdown(
     chromium_args: Sequence[str] = (),
     input: str = "xtest",
 ) -> dict[str, list[float]]:
-    env = gym.make(f"mantis_fast/miniwob-{task}-v0", refresh_hz=refresh_hz, input=input)
+    env = _open(task, seed, refresh_hz, chromium_args, input)
     try:
-        # Chromium flags to measure go to the browser the task starts (and only to it).
-        browser_task.Chromium = functools.partial(Chromium, extra_args=tuple(chromium_args))
-        try:
-            env.reset(seed=seed)  # the browser starts here
-        finally:
-            browser_task.Chromium = Chromium
         unwrapped: Any = env.unwrapped
         page, desktop = unwrapped.task, unwrapped.desktop
         page.browser.add_init_script(_LOG)
         page.load(page.start_url)
         damage = _DamageClock(desktop.display)
-        marks: dict[str, float] = {}
-        capture = desktop.capture
-        settle = capture.settle_after_frame
-
-        def timed_settle(*args: Any, **kwargs: Any) -> Any:
-            marks["wait's answer arrives"] = time.time()
-            result = settle(*args, **kwargs)
-            marks["wait ends"] = time.time()
-            return result
-
-        capture.settle_after_frame = timed_settle
+        marks = _time_the_wait(desktop.capture)
         rows: dict[str, list[float]] = {row: [] for row in ROWS}
         frames_drawn: list[str | None] = []  # which frame drew each step's answer
         for episode in range(steps):
@@ -168,6 +223,69 @@ def breakdown(
         env.close()
 
 
+def reset_breakdown(
+    task: str,
+    resets: int,
+    seed: int,
+    refresh_hz: int = 240,
+    chromium_args: Sequence[str] = (),
+    warmup: int = 16,
+) -> dict[str, list[float]]:
+    """``RESET_ROWS`` of ``resets`` resets (after ``warmup`` untimed ones: the frame wait's
+    history is full), in ms from the call."""
+    env = _open(task, seed, refresh_hz, chromium_args, "xtest")
+    try:
+        unwrapped: Any = env.unwrapped
+        page, desktop = unwrapped.task, unwrapped.desktop
+        page.evaluate(_RESET_LOG)
+        damage = _DamageClock(desktop.display)
+        marks = _time_the_wait(desktop.capture)
+        start_episode = page._start_episode
+
+        def timed_start(*args: Any, **kwargs: Any) -> Any:
+            answer = start_episode(*args, **kwargs)
+            marks["start's answer arrives"] = time.time()
+            return answer
+
+        page._start_episode = timed_start
+        rows: dict[str, list[float]] = {row: [] for row in RESET_ROWS}
+        for episode in range(warmup + resets):
+            page.evaluate("window.__resetlog.length = 0")
+            time.sleep(0.05)
+            damage.times.clear()
+            marks.clear()
+            called = time.time()
+            env.reset(seed=seed + 1 + episode)
+            returned = time.time()
+            time.sleep(0.06)
+            log: dict[str, list[float]] = {}
+            for name, at in page.evaluate("window.__resetlog.slice()"):
+                log.setdefault(name, []).append(at / 1e3)
+            if episode < warmup or "episode started" not in log or "wait ends" not in marks:
+                continue
+            started = log["episode started"][-1]
+            after = [at for at in damage.times if at > started]
+            frames = log.get("frame", [])
+            seen = {
+                "reset called": called,
+                "page starts the episode": log["episode start"][-1],
+                "episode started": started,
+                "frame 1 begins": frames[0] if frames else None,
+                "frame 2 begins": frames[1] if len(frames) > 1 else None,
+                "start's answer arrives": marks.get("start's answer arrives"),
+                "first damage after the start": after[0] if after else None,
+                "wait's answer arrives": marks["wait's answer arrives"],
+                "wait ends": marks["wait ends"],
+                "reset returns": returned,
+            }
+            for row, at in seen.items():
+                if at is not None:
+                    rows[row].append((at - called) * 1e3)
+        return rows
+    finally:
+        env.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="click-test-2")
@@ -178,17 +296,29 @@ def main() -> None:
         "--chromium-arg", action="append", default=[], help="a Chromium flag to measure"
     )
     parser.add_argument("--input", default="xtest", help="BrowserTask's input: xtest or devtools")
+    parser.add_argument(
+        "--reset", action="store_true", help="time resets (--steps of them) instead of steps"
+    )
     args = parser.parse_args()
+    if args.reset:
+        rows = reset_breakdown(args.task, args.steps, args.seed, args.refresh_hz, args.chromium_arg)
+        print(f"{args.task}: medians of {len(rows['reset returns'])} resets, ms after the call")
+        _print(rows, RESET_ROWS)
+        return
     rows = breakdown(
         args.task, args.steps, args.seed, args.refresh_hz, args.chromium_arg, args.input
     )
     print(f"{args.task}: medians of {len(rows['step returns'])} steps, ms after the input")
-    for row in ROWS:
-        values = rows[row]
-        shown = f"{statistics.median(values):6.2f}" if values else "     -"
-        print(f"  {row:28s} {shown}")
+    _print(rows, ROWS)
     share = rows["answer drawn by the first frame"][0]
     print(f"  the page's answer drawn by the input's first frame in {share:.0f}% of the steps")
+
+
+def _print(rows: dict[str, list[float]], names: Sequence[str]) -> None:
+    for row in names:
+        values = rows[row]
+        shown = f"{statistics.median(values):6.2f}" if values else "     -"
+        print(f"  {row:30s} {shown}")
 
 
 if __name__ == "__main__":
