@@ -32,6 +32,10 @@ Run: .venv/bin/python -m pytest benchmarks/bench_miniwob_vector.py --benchmark-o
   split among their users) goes in too, and
   ``memory_*_per_desktop_mib`` is the total over ``desktops``. ``memory_by_process`` groups
   the RSS by command name.
+  CPU (``extra_info["cpu_ms_per_env_step"]``): the CPU time each kind of process used during
+  the timed rounds (``miniwob_peer.process_cpu``: a Chromium process by its ``--type``, the
+  browser process, chromedriver, Xvfb, the Python workers and the process driving them), per
+  env-step. On a machine with fewer cores than desktops the throughput is bound by it.
 - ``miniwob ray throughput, 4 desktops``: the same on one Ray node through
   ``mantis_fast.gym.ray_pool.DesktopPool`` (4 desktops; skipped when Ray is missing or does not
   start). Its memory: the actors' trees (actor + Xvfb + Chromium), and the whole Ray tree
@@ -63,7 +67,7 @@ from bench_miniwob import CHROME, CHROMEDRIVER, ROOT, descendants, replay
 from mantis_fast.gym.desktop import POINTER_TYPES
 from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask
 from mantis_fast.gym.policies import random_pointer
-from tests.support.miniwob_peer import WARMUP_ROUNDS, process_memory
+from tests.support.miniwob_peer import WARMUP_ROUNDS, cpu_by_role, process_cpu, process_memory
 
 TASK = "click-test-2"
 N = 8
@@ -121,6 +125,8 @@ def run_rounds(
     for _ in range(WARMUP_STEPS):
         step(next(counter))
     durations: list[float] = []
+    processes = descendants() | {os.getpid()}
+    cpu_before = process_cpu(processes)
 
     def one_round() -> None:
         nonlocal ended
@@ -131,7 +137,9 @@ def run_rounds(
         durations.append(time.perf_counter() - started)
 
     benchmark.pedantic(one_round, rounds=ROUNDS, iterations=1)
-    return rates(durations, desktops, ended)
+    steps = desktops * STEPS_PER_ROUND * len(durations)
+    cpu = cpu_by_role(cpu_before, process_cpu(processes), steps)
+    return {**rates(durations, desktops, ended), "cpu_ms_per_env_step": cpu}
 
 
 def rates(durations: list[float], desktops: int, ended: int) -> dict[str, Any]:
@@ -154,7 +162,8 @@ def report(who: str, facts: dict[str, Any]) -> None:
         f"{facts['episodes_ended']} episodes ended; RSS {facts['memory_rss_mib']:.0f} MiB "
         f"({facts['memory_rss_per_desktop_mib']:.0f} per desktop), PSS "
         f"{facts['memory_pss_mib']:.0f} MiB ({facts['memory_pss_per_desktop_mib']:.0f} per "
-        f"desktop), {facts['process_count']} processes: {facts['memory_by_process']}"
+        f"desktop), {facts['process_count']} processes: {facts['memory_by_process']}; CPU ms "
+        f"per env-step by process: {facts['cpu_ms_per_env_step']}"
     )
 
 
@@ -230,6 +239,7 @@ def test_miniwob_vector(benchmark, report_as, mode: str) -> None:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     replay(benchmark, result["durations"])
     facts = rates(result["durations"], PEER_N, result["episodes_ended"])
+    facts["cpu_ms_per_env_step"] = result["cpu_ms_per_env_step"]
     facts.update(memory_facts(result["memory"], PEER_N))
     benchmark.extra_info.update(facts)
     report(f"miniwob ({mode})", facts)

@@ -28,6 +28,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -180,6 +181,42 @@ def process_memory(pids: set[int]) -> list[tuple[str, float, float]]:
     return rows
 
 
+def process_cpu(pids: set[int]) -> dict[int, tuple[str, float]]:
+    """``{pid: (role, CPU seconds so far)}`` of each of ``pids`` still alive (user + system):
+    the role is a Chromium process's ``--type`` (renderer, gpu-process, utility, zygote; the
+    browser process has none), else the command name."""
+    found = {}
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        # (Chromium rewrites its children's command lines: one string, spaces between)
+        kind = re.search(rb"--type=([\w-]+)", b" ".join(argv))
+        if kind:
+            role = kind.group(1).decode()
+        else:
+            role = "browser" if "chrom" in name and name != "chromedriver" else name
+        found[pid] = (role, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return found
+
+
+def cpu_by_role(
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]], per: int
+) -> dict[str, float]:
+    """CPU ms per ``per`` (an env-step count) each role used between two ``process_cpu``
+    readings, over the processes alive at both, largest first."""
+    spent: dict[str, float] = {}
+    for pid, (role, seconds) in after.items():
+        if pid in before:
+            spent[role] = spent.get(role, 0.0) + seconds - before[pid][1]
+    ranked = sorted(spent.items(), key=lambda item: -item[1])
+    return {role: round(1e3 * seconds / per, 2) for role, seconds in ranked}
+
+
 def process_names(pids: set[int]) -> list[str]:
     names = set()
     for pid in pids:
@@ -274,15 +311,19 @@ def vector_rounds(
             step()
         ended = 0
         durations = []
+        processes = descendants() | {os.getpid()}
+        cpu_before = process_cpu(processes)
         for _ in range(rounds):
             start = time.perf_counter()
             for _ in range(steps):
                 step()
             durations.append(time.perf_counter() - start)
+        cpu = cpu_by_role(cpu_before, process_cpu(processes), envs * steps * rounds)
         return {
             "durations": durations,
             "episodes_ended": ended,
             "memory": process_memory(descendants() - before),
+            "cpu_ms_per_env_step": cpu,
         }
     finally:
         vector.close()

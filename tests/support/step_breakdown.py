@@ -19,6 +19,12 @@ and the reset's return, in ms from the call.
     python -m tests.support.step_breakdown --chromium-arg=--disable-gpu-vsync
     python -m tests.support.step_breakdown --input devtools
     python -m tests.support.step_breakdown --reset --task click-test --steps 60
+    python -m tests.support.step_breakdown --vector 8 --steps 64
+
+``--vector N`` steps N desktops together (``make_vec``, random clicks in the task area, as
+``benchmarks/bench_miniwob_vector.py`` does) and prints the percentiles of each env's frame
+wait, frame latency and settle (``DesktopEnv.timings``): how the waits grow when the desktops
+share the cores.
 """
 
 from __future__ import annotations
@@ -84,6 +90,7 @@ _RESET_LOG = """(() => {
 
 RESET_ROWS = (
     "reset called",
+    "page receives the request",
     "page starts the episode",
     "episode started",
     "frame 1 begins",
@@ -248,6 +255,17 @@ def reset_breakdown(
             return answer
 
         page._start_episode = timed_start
+        evaluate = page.evaluate
+
+        def marked_evaluate(expression: str, **kwargs: Any) -> Any:
+            # the start's request marks when the page began to run it
+            if "core.startEpisodeReal()" in expression:
+                mark = "window.__resetlog.push(['request', performance.timeOrigin + "
+                mark += "performance.now()]);"
+                expression = expression.replace("(async () => {", "(async () => { " + mark, 1)
+            return evaluate(expression, **kwargs)
+
+        page.evaluate = marked_evaluate
         rows: dict[str, list[float]] = {row: [] for row in RESET_ROWS}
         for episode in range(warmup + resets):
             page.evaluate("window.__resetlog.length = 0")
@@ -268,6 +286,7 @@ def reset_breakdown(
             frames = log.get("frame", [])
             seen = {
                 "reset called": called,
+                "page receives the request": log["request"][-1] if "request" in log else None,
                 "page starts the episode": log["episode start"][-1],
                 "episode started": started,
                 "frame 1 begins": frames[0] if frames else None,
@@ -286,6 +305,40 @@ def reset_breakdown(
         env.close()
 
 
+def vector_waits(task: str, desktops: int, steps: int, warmup: int = 16) -> dict[str, list[float]]:
+    """Each env's ``frame_wait_ms``, ``frame_latency_ms`` and settle (ms) over ``steps``
+    batched random clicks of ``desktops`` desktops stepped together, after ``warmup``."""
+    import numpy as np
+
+    from mantis_fast.gym import make_vec
+    from mantis_fast.gym.desktop import POINTER_TYPES
+    from mantis_fast.gym.miniwob import TASK_AREA, MiniWoBTask
+    from mantis_fast.gym.policies import random_pointer
+
+    envs = make_vec(desktops, MiniWoBTask(task), timeout=120)
+    rows: dict[str, list[float]] = {"frame wait": [], "frame latency": [], "settle": []}
+    try:
+        observations, _ = envs.reset(seed=0)
+        envs.action_space.seed(0)
+        points = np.random.default_rng(0).integers((0, 0), TASK_AREA, (warmup + steps, desktops, 2))
+        for k in range(warmup + steps):
+            actions = random_pointer(observations, envs.action_space)
+            actions["type"][:] = POINTER_TYPES.index("click")
+            actions["point"][:] = points[k]
+            observations, *_ = envs.step(actions)
+            if k < warmup:
+                continue
+            for timings in envs.get_attr("timings"):
+                rows["settle"].append(1e3 * timings.get("settle_s", 0.0))
+                if timings.get("frame_wait_ms") is not None:
+                    rows["frame wait"].append(timings["frame_wait_ms"])
+                if timings.get("frame_latency_ms") is not None:
+                    rows["frame latency"].append(timings["frame_latency_ms"])
+    finally:
+        envs.close()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="click-test-2")
@@ -299,7 +352,21 @@ def main() -> None:
     parser.add_argument(
         "--reset", action="store_true", help="time resets (--steps of them) instead of steps"
     )
+    parser.add_argument(
+        "--vector", type=int, default=0, help="N desktops stepped together: their waits"
+    )
     args = parser.parse_args()
+    if args.vector:
+        rows = vector_waits(args.task, args.vector, args.steps)
+        print(f"{args.task}, {args.vector} desktops, {args.steps} batched steps (ms):")
+        for row, values in rows.items():
+            p50, p90, p100 = (
+                statistics.quantiles(values, n=10)[4],
+                statistics.quantiles(values, n=10)[8],
+                max(values),
+            )
+            print(f"  {row:14s} median {p50:6.2f}  90th percentile {p90:6.2f}  largest {p100:6.2f}")
+        return
     if args.reset:
         rows = reset_breakdown(args.task, args.steps, args.seed, args.refresh_hz, args.chromium_arg)
         print(f"{args.task}: medians of {len(rows['reset returns'])} resets, ms after the call")
