@@ -37,7 +37,12 @@ from Xlib.protocol import request as xrequest
 from mantis_fast.pixels.memcopy import copy_frame, owned_copy, packed_bytes
 from mantis_fast.x11 import wire
 from mantis_fast.x11._shm import ReadOnlySegment
-from mantis_fast.x11.server_identity import ServerProcess, ServerUnidentified
+from mantis_fast.x11.server_identity import (
+    ServerProcess,
+    ServerUnidentified,
+    process_arguments,
+    process_start_time,
+)
 from mantis_fast.x11.sysv_segments import UnexpectedSegmentTable, segment_table
 from mantis_fast.x11.xvfb import started_framebuffer
 
@@ -211,6 +216,7 @@ def find_framebuffer(
         raise FramebufferUnavailable(str(exc)) from None
     shmid = started_framebuffer(server.pid, server.start_time)
     if shmid is not None and screen == 0:
+        _refuse_drawn_pointer(server)
         segment, header = _open_checked(shmid, server, width, height, depth, screen_name)
         return segment, header, f"the Xvfb we started (pid {server.pid}): shmid {shmid}"
     candidates = _segments_created_by(server)
@@ -219,6 +225,7 @@ def find_framebuffer(
             f"the server (pid {server.pid}) created no shared memory: not an Xvfb started "
             "with -shmem"
         )
+    _refuse_drawn_pointer(server)
     refusals = []
     for shmid in candidates:
         try:
@@ -237,6 +244,24 @@ def find_framebuffer(
         f"no segment of the server (pid {server.pid}) is this screen's framebuffer "
         f"({'; '.join(refusals)})"
     )
+
+
+def _refuse_drawn_pointer(server: ServerProcess) -> None:
+    """FramebufferUnavailable unless the server runs with ``-nocursor``: otherwise Xvfb draws
+    the pointer into its framebuffer as a software sprite whenever a window defines a cursor
+    (and does not always move it with the pointer), which X's image requests leave out."""
+    arguments = process_arguments(server.pid)
+    if arguments is None or process_start_time(server.pid) != server.start_time:
+        raise FramebufferUnavailable(
+            f"the server's command line (pid {server.pid}) cannot be read, so whether it "
+            "draws the pointer into its framebuffer is unknown"
+        )
+    if "-nocursor" not in arguments[1:]:
+        raise FramebufferUnavailable(
+            f"the server (pid {server.pid}) draws the pointer into its framebuffer, which a "
+            "direct read would capture and X's image requests leave out: start it with "
+            "-nocursor (mantis_fast.Xvfb does unless draw_cursor=True)"
+        )
 
 
 class FramebufferTransport:

@@ -24,6 +24,7 @@ __all__ = [
     "ServerProcess",
     "ServerUnidentified",
     "UnsafeFileError",
+    "process_arguments",
     "process_start_time",
     "process_status",
     "read_regular_file",
@@ -88,6 +89,16 @@ def process_status(pid: int) -> ProcessStatus | None:
         return ProcessStatus(fields[0].decode(), int(fields[1]), int(fields[19]), int(fields[2]))
     except (IndexError, ValueError):
         return None
+
+
+def process_arguments(pid: int) -> list[str] | None:
+    """The command line of process ``pid`` (``/proc/<pid>/cmdline``), or None if it cannot be
+    read (no such process, or /proc hides it)."""
+    try:
+        raw = read_regular_file(f"/proc/{pid}/cmdline", 1 << 20)
+    except OSError:
+        return None
+    return [arg.decode(errors="replace") for arg in raw.split(b"\0")[:-1]] if raw else None
 
 
 def process_start_time(pid: int) -> int | None:

@@ -79,6 +79,13 @@ class Xvfb:
     private : bool, default True
         Only this user's processes may connect to the server. A plain X server accepts every
         local user's connections, and an X connection reads and drives the whole screen.
+    draw_cursor : bool, default False
+        Let the server draw the pointer into its framebuffer. Xvfb draws it as a software
+        sprite over the screen's pixels whenever a window defines a cursor (a browser, any
+        toolkit app), and does not always move it with the pointer; X's own image requests
+        leave it out, and so does every capture here: by default the server runs with
+        ``-nocursor`` (the pointer's image and position stay readable, ``Capture.cursor``).
+        With True the framebuffer is not read directly (capture uses MIT-SHM).
 
     Attributes
     ----------
@@ -98,6 +105,8 @@ class Xvfb:
     private : bool
         Whether only this user's processes may connect: ``private``, unless ``extra_args``
         holds ``-ac`` or ``-auth``.
+    draw_cursor : bool
+        Whether the server draws the pointer into its framebuffer.
     framebuffer_shmid : int or None
         The SysV shmid of screen 0's framebuffer (``shmem=True``) once started, else None.
     shmem_refused : str or None
@@ -140,6 +149,7 @@ class Xvfb:
         start_timeout: float = 10.0,
         shmem: bool = True,
         private: bool = True,
+        draw_cursor: bool = False,
     ) -> None:
         width, height = _check_size(size)
         if depth not in (16, 24, 32):
@@ -152,6 +162,7 @@ class Xvfb:
         # Only this user's processes may connect (``server_access``); ``extra_args`` with
         # ``-ac`` or ``-auth`` set access control themselves, and turn this off.
         self.private = bool(private) and not {"-ac", "-auth"} & set(self.extra_args)
+        self.draw_cursor = bool(draw_cursor)
         self.display: str | None = None
         # The SysV shmid of screen 0's framebuffer (``shmem=True``), once started.
         self.framebuffer_shmid: int | None = None
@@ -279,6 +290,7 @@ class Xvfb:
             "-nolisten", "tcp",
             "-noreset",
             "+extension", "RANDR",
+            *(() if self.draw_cursor else ("-nocursor",)),
             *(("-shmem",) if self.shmem else ()),
             *(("-auth", os.path.join(cookie_dir, "auth")) if cookie_dir is not None else ()),
             *self.extra_args,

@@ -1,11 +1,13 @@
-"""Every local ``Xvfb -shmem`` is read in place, whoever started it: pyvirtualdisplay (which
-starts Xvfb with ``-displayfd``), ``xvfb-run -s "-shmem ..."``, plain ``-displayfd`` and a fixed
-display number. The server is the connection's own peer (``SO_PEERCRED``), never a lock file,
-so none of these needs ``mantis_fast.Xvfb``; each capture is checked pixel for pixel against
-MIT-SHM on the same screen."""
+"""Every local ``Xvfb -shmem -nocursor`` is read in place, whoever started it: pyvirtualdisplay
+(which starts Xvfb with ``-displayfd``), ``xvfb-run -s "-shmem -nocursor ..."``, plain
+``-displayfd`` and a fixed display number. The server is the connection's own peer
+(``SO_PEERCRED``), never a lock file, so none of these needs ``mantis_fast.Xvfb``; each capture
+is checked pixel for pixel against MIT-SHM on the same screen. Without ``-nocursor`` the server
+draws the pointer into its framebuffer: such a server is read over MIT-SHM."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -47,7 +49,7 @@ def test_pyvirtualdisplay_s_xvfb_is_read_in_place() -> None:
     """pyvirtualdisplay (the usual Python way) starts ``Xvfb -displayfd``: no lock file."""
     pyvirtualdisplay = pytest.importorskip("pyvirtualdisplay")
     with pyvirtualdisplay.Display(
-        backend="xvfb", size=SIZE, color_depth=24, extra_args=["-shmem"]
+        backend="xvfb", size=SIZE, color_depth=24, extra_args=["-shmem", "-nocursor"]
     ) as virtual:
         backend, same = read_in_place(f":{virtual.display}")
     assert backend.startswith(FRAMEBUFFER), backend
@@ -64,11 +66,11 @@ print(json.dumps({"backend": backend, "same": same}))
 
 
 def test_xvfb_run_with_shmem_is_read_in_place() -> None:
-    """``xvfb-run -s "-shmem ..."`` (the user passes the server arguments): the program it
-    runs reads its screen in place."""
+    """``xvfb-run -s "-shmem -nocursor ..."`` (the user passes the server arguments): the
+    program it runs reads its screen in place."""
     done = subprocess.run(
         [
-            "xvfb-run", "-a", "-s", f"-shmem -screen 0 {SIZE[0]}x{SIZE[1]}x24",
+            "xvfb-run", "-a", "-s", f"-shmem -nocursor -screen 0 {SIZE[0]}x{SIZE[1]}x24",
             sys.executable, "-c", CHILD,
         ],
         capture_output=True, text=True, timeout=60,
@@ -84,36 +86,47 @@ def _started(argv: list[str], **kwargs) -> subprocess.Popen:
     return subprocess.Popen(argv, stderr=subprocess.DEVNULL, **kwargs)
 
 
-@pytest.fixture(params=[True, False], ids=["shmem", "no-shmem"])
-def displayfd_xvfb(request: pytest.FixtureRequest) -> Iterator[tuple[str, bool]]:
-    """(display, shmem): an Xvfb started with ``-displayfd``, with ``-shmem`` or without."""
+@contextlib.contextmanager
+def displayfd_xvfb(*arguments: str) -> Iterator[str]:
+    """The display of an Xvfb started with ``-displayfd`` and ``arguments``."""
     read, write = os.pipe()
     server = _started(
-        ["Xvfb", "-displayfd", str(write), *(["-shmem"] if request.param else []),
+        ["Xvfb", "-displayfd", str(write), *arguments,
          "-nolisten", "tcp", "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24"],
         pass_fds=(write,),
     )  # fmt: skip
     os.close(write)
     try:
         with os.fdopen(read) as pipe:
-            yield f":{pipe.readline().strip()}", request.param
+            yield f":{pipe.readline().strip()}"
     finally:
         server.kill()
         server.wait()
 
 
-def test_a_displayfd_xvfb_is_read_in_place(displayfd_xvfb: tuple[str, bool]) -> None:
-    """With ``-shmem`` it is read in place; without, there is no segment to read: MIT-SHM, and
-    ``backend_reason`` says so (docs/capture.md says how to start one that can be)."""
-    display, shmem = displayfd_xvfb
-    backend, same = read_in_place(display)
-    assert same
-    if shmem:
-        assert backend.startswith(FRAMEBUFFER), backend
-    else:
-        assert not backend.startswith(FRAMEBUFFER)
-        with Capture(display) as capture:
-            assert "not an Xvfb started with -shmem" in capture.backend_reason
+@pytest.mark.parametrize(
+    "arguments, reason",
+    [
+        (("-shmem", "-nocursor"), None),
+        (("-nocursor",), "not an Xvfb started with -shmem"),
+        (("-shmem",), "draws the pointer into its framebuffer"),
+    ],
+    ids=["shmem-nocursor", "no-shmem", "cursor-drawn"],
+)
+def test_a_displayfd_xvfb_is_read_in_place(arguments: tuple[str, ...], reason: str | None) -> None:
+    """With ``-shmem -nocursor`` it is read in place. Without ``-shmem`` there is no segment
+    to read, and without ``-nocursor`` the segment holds the pointer wherever a window defines
+    a cursor: MIT-SHM, and ``backend_reason`` says why (docs/capture.md says how to start one
+    that can be read)."""
+    with displayfd_xvfb(*arguments) as display:
+        backend, same = read_in_place(display)
+        assert same
+        if reason is None:
+            assert backend.startswith(FRAMEBUFFER), backend
+        else:
+            assert not backend.startswith(FRAMEBUFFER)
+            with Capture(display) as capture:
+                assert reason in capture.backend_reason, capture.backend_reason
 
 
 def _free_display_number() -> int:
@@ -128,10 +141,10 @@ def _free_display_number() -> int:
 
 
 def test_an_xvfb_on_a_fixed_display_number_is_read_in_place() -> None:
-    """``Xvfb :N -shmem`` started by hand (a lock file, which is never read)."""
+    """``Xvfb :N -shmem -nocursor`` started by hand (a lock file, which is never read)."""
     number = _free_display_number()
     server = _started(
-        ["Xvfb", f":{number}", "-shmem", "-nolisten", "tcp",
+        ["Xvfb", f":{number}", "-shmem", "-nocursor", "-nolisten", "tcp",
          "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24"]
     )  # fmt: skip
     try:

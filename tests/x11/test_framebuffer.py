@@ -15,7 +15,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from Xlib import X
 from Xlib.display import Display as XDisplay
+from Xlib.ext import xtest
 
 from mantis_fast.errors import CaptureError, ConnectionLostError
 from mantis_fast.x11._shm import (
@@ -226,6 +228,49 @@ def test_live_view_refused_without_the_framebuffer(screen: Xvfb) -> None:
         cap.framebuffer_view()
 
 
+# -- the pointer ------------------------------------------------------------------------------
+def test_the_pointer_is_never_in_a_grab() -> None:
+    """Xvfb draws a window's cursor into its framebuffer as a software sprite (X's image
+    requests leave it out): ``mf.Xvfb`` runs with ``-nocursor``, so a framebuffer grab has
+    MIT-SHM's pixels wherever the pointer is, and the pointer's image is still read by
+    ``Capture.cursor``."""
+    with (
+        Xvfb(size=(320, 240)) as server,
+        Capture(server.display) as direct,
+        Capture(server.display, framebuffer=False) as shm,
+    ):
+        assert direct.backend == FB, direct.backend_reason
+        x = XDisplay(server.display)
+        screen = x.screen()
+        window = screen.root.create_window(
+            0, 0, 320, 240, 0, screen.root_depth, background_pixel=screen.white_pixel
+        )
+        font = x.open_font("cursor")
+        arrow = font.create_glyph_cursor(font, 68, 69, (0, 0, 0), (65535, 65535, 65535))
+        window.change_attributes(cursor=arrow)
+        window.map()
+        x.sync()
+        try:
+            for point in [(40, 40), (250, 180), (160, 120)]:
+                xtest.fake_input(x, X.MotionNotify, x=point[0], y=point[1])
+                x.sync()
+                time.sleep(0.05)
+                np.testing.assert_array_equal(rgb(direct.grab()), rgb(shm.grab()))
+                assert rgb(direct.grab()).min() == 255  # white: no pointer drawn
+                cursor = direct.cursor()
+                assert (cursor.x, cursor.y) == point
+                assert cursor.pixels[..., 3].any()  # the arrow, to blend where wanted
+        finally:
+            x.close()
+
+
+def test_a_server_that_draws_the_pointer_is_read_over_mit_shm() -> None:
+    with Xvfb(size=(320, 200), draw_cursor=True) as server, Capture(server.display) as cap:
+        assert cap.backend == "xshm"
+        assert "draws the pointer into its framebuffer" in cap.backend_reason
+        assert "-nocursor" in cap.backend_reason
+
+
 # -- fallbacks ------------------------------------------------------------------------------
 def test_server_without_shmem_falls_back_to_mit_shm() -> None:
     with Xvfb(size=(320, 200), shmem=False) as server:
@@ -302,7 +347,7 @@ class UserXvfb:
 
 
 def test_user_started_shmem_xvfb_is_found_through_the_connection() -> None:
-    server = UserXvfb("-shmem")
+    server = UserXvfb("-shmem", "-nocursor")
     try:
         with Capture(server.display) as fb, Capture(server.display, framebuffer=False) as shm:
             assert fb.backend == FB, fb.backend_reason
