@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 import threading
 
@@ -43,13 +44,24 @@ def remove_scratch(path: str) -> bool:
 
 
 def _remove(path: str) -> bool:
+    """Remove the tree at ``path``; False if any of it is left. An entry that vanishes while the
+    tree is emptied (a browser still shutting down deletes its own files) is no error and does
+    not stop the rest from going: ``rmtree`` stops at its first error, and a tree left half
+    removed but counted as gone would stay for good."""
     try:
-        shutil.rmtree(path)
-    except FileNotFoundError:
-        pass
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(path, onexc=_skip_vanished)
+        else:
+            shutil.rmtree(path, onerror=lambda function, name, info: _skip_vanished(
+                function, name, info[1]))  # fmt: skip
     except OSError:
         return False
-    return True
+    return not os.path.lexists(path)
+
+
+def _skip_vanished(function: object, name: str, error: BaseException) -> None:
+    if not isinstance(error, FileNotFoundError):
+        raise error
 
 
 def _retry_pending() -> None:

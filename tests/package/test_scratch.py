@@ -41,3 +41,26 @@ def test_a_removal_that_fails_is_tried_again_later_and_at_exit() -> None:
     assert name.startswith("mantis-test-")  # named for the process that made it
     removed, third = at_exit.split()
     assert removed == "False" and not os.path.exists(third)  # the exit removed it
+
+
+def test_entries_that_vanish_during_the_removal_do_not_stop_it(tmp_path, monkeypatch) -> None:
+    """A browser still shutting down deletes its own files while its profile is removed: the
+    removal goes on past them (rmtree alone stops at the first, leaving the rest for good)."""
+    from mantis_fast import _scratch
+
+    root = tmp_path / "profile"
+    for name in ("a", "b", "c"):
+        (root / "Default" / name).mkdir(parents=True)
+        (root / "Default" / name / "LOG").write_text("x")
+    real_unlink = os.unlink
+    raced: list[str] = []
+
+    def unlink_raced(name, *args, **kwargs):
+        real_unlink(name, *args, **kwargs)
+        if not raced:  # the first file: gone already when we come to it
+            raced.append(str(name))
+            raise FileNotFoundError(2, "No such file or directory", str(name))
+
+    monkeypatch.setattr(os, "unlink", unlink_raced)
+    assert _scratch._remove(str(root)) is True
+    assert raced and not root.exists()
