@@ -174,6 +174,48 @@ def test_opencv_area(benchmark, report_as, case, threads):
         cv2.setNumThreads(previous)
 
 
+# 3-channel sources (an RGB array from Pillow, a decoded PNG, mss's .rgb): the same sizes.
+RGB_CASES = ["1080p->1280x720", "1080p->1316x728 (qwen_size)", "1080p->1024x576"]
+
+
+def _rgb_case(benchmark, case: str):
+    frame_name, size = CASES[case]
+    benchmark.group = f"resize {case}, RGB source"
+    return np.ascontiguousarray(FRAMES[frame_name][..., 2::-1]), size
+
+
+@pytest.mark.parametrize("case", RGB_CASES)
+@pytest.mark.parametrize("out_format", ["RGB", "L"])
+def test_mantis_area_rgb_source(benchmark, case, out_format):
+    frame, size = _rgb_case(benchmark, case)
+    benchmark(resize, frame, size, out_format=out_format, threads=1)
+
+
+@pytest.mark.parametrize("case", RGB_CASES)
+@pytest.mark.parametrize("out_format", ["RGB", "L"])
+def test_pillow_rgb_source(benchmark, case, out_format):
+    frame, size = _rgb_case(benchmark, case)
+    image = Image.fromarray(frame)
+
+    def pillow():
+        small = image.resize(size, Image.Resampling.BOX)
+        return small.convert("L") if out_format == "L" else small
+
+    benchmark(pillow)
+
+
+@pytest.mark.parametrize("case", RGB_CASES)
+def test_opencv_area_rgb_source(benchmark, case):
+    frame, size = _rgb_case(benchmark, case)
+    cv2 = pytest.importorskip("cv2")
+    previous = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        benchmark(cv2.resize, frame, size, interpolation=cv2.INTER_AREA)
+    finally:
+        cv2.setNumThreads(previous)
+
+
 def test_copy_reference(benchmark, report_as):
     """np.copyto of the 1080p frame: the floor any full read of it can reach."""
     benchmark.group = "resize 1080p->1280x720"

@@ -18,10 +18,10 @@ Denominators above 64 with cells of at most 8 source pixels a side (the general 
 ask for: 1920 -> 1316 has 480, 1080 -> 728 has 135) take fixed-point rows instead
 (``resize_fixed.h``): weights scaled to powers of two, both passes in 16-bit lanes, every
 output the exact average rounded down or up (``uses_fixed_point`` says which arithmetic a
-geometry gets; the same on every machine). From 4 channels with AVX2 they go two output rows
-at a time, with AVX-512 four (``grouped_rows``; ``use_avx512(False)`` forbids the latter), the
-vertical pass writing the rows in the order the horizontal pass multiplies them in. The exact
-rows below serve the rest.
+geometry gets; the same on every machine). With AVX2 they go two output rows at a time, with
+AVX-512 four (``grouped_rows``; ``use_avx512(False)`` forbids the latter), the vertical pass
+writing the rows in the order the horizontal pass multiplies them in; 3-channel rows are
+widened to 4 bytes a pixel first. The exact rows below serve the rest.
 
 Exact area rows take one of three paths, each checked against the same exact reference:
 
@@ -350,6 +350,17 @@ cdef inline void emit_row(const uint32_t* packed, uint8_t* o, Py_ssize_t n,
                               + 7471 * ((v >> 16) & 0xFF) + 0x8000) >> 16)
 
 
+cdef inline void emit_simd(const uint32_t* packed, uint8_t* o, Py_ssize_t n, int out_channels,
+                           bint avx2) noexcept nogil:
+    """``emit_row``, with the AVX2 rows for 3 bytes and L when ``avx2`` (same bytes)."""
+    if avx2 and out_channels == 3:
+        mantis_emit_rgb_avx2(packed, o, n)
+    elif avx2 and out_channels == 1:
+        mantis_emit_luma_avx2(packed, o, n)
+    else:
+        emit_row(packed, o, n, out_channels)
+
+
 cdef inline uint8_t* thread_scratch(uint8_t[:, ::1] scratch, Py_ssize_t tid) noexcept nogil:
     """This thread's scratch row, aligned to a cache line."""
     cdef uint8_t* mine = &scratch[tid, 0]
@@ -492,16 +503,25 @@ cdef inline void grouped_rows(uint8_t* pairs, Py_ssize_t pairs_bytes, uint8_t* o
                               int out_channels,
                               const int32_t* pair_start, const int32_t* pair_weights,
                               Py_ssize_t windows, bint swap_rb, uint32_t keep,
-                              uint32_t fill) noexcept nogil:
+                              uint32_t fill, int channels, uint8_t* window,
+                              Py_ssize_t window_stride) noexcept nogil:
     """Output rows ``first`` .. ``first + group - 1`` (the last repeated past ``stop``) of the
     fixed-point rows: each row's vertical values into its slot of the pairs, then the
-    horizontal pass for all of them at once (into packed rows after the pairs for L)."""
+    horizontal pass for all of them at once (into packed rows after the pairs for L). From
+    3 channels the group's source rows are widened to 4 bytes a pixel into ``window`` first
+    (the fourth channel, 0, is dropped or filled like BGRX's X)."""
     cdef uint8_t* dest[4]
     cdef const uint8_t* tops[4]
     cdef const uint16_t* weights[4]
     cdef Py_ssize_t rows[4]
-    cdef Py_ssize_t r, row
+    cdef Py_ssize_t r, row, y
+    cdef Py_ssize_t last = min(first + group, stop) - 1
     dest[2] = dest[3] = NULL
+    if channels == 3:
+        for y in range(ys[first], ys[last] + ycount[last]):
+            mantis_widen3_avx2(base + y * stride, crop_w, window + (y - ys[first]) * window_stride)
+        base = window - ys[first] * window_stride
+        stride = window_stride
     for r in range(group):
         row = min(first + r, stop - 1)
         tops[r] = base + ys[row] * stride
@@ -522,7 +542,8 @@ cdef inline void grouped_rows(uint8_t* pairs, Py_ssize_t pairs_bytes, uint8_t* o
                                       windows, out_channels == 3, swap_rb, keep, fill)
     if out_channels == 1:
         for r in range(group):
-            emit_row(<uint32_t*>dest[r], out + min(first + r, stop - 1) * out_stride, out_w, 1)
+            mantis_emit_luma_avx2(<uint32_t*>dest[r], out + min(first + r, stop - 1) * out_stride,
+                                  out_w)
 
 
 def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
@@ -571,9 +592,10 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef Py_ssize_t taps_x = xw.shape[1], npairs = xpairs.shape[1]
     cdef Py_ssize_t n = crop_w * channels
     cdef Py_ssize_t stride = src.strides[0]
-    # Fixed point from 4 channels with AVX2 (AVX-512): output rows two (four) at a time, in
-    # the layout of resize_fixed.h's paired rows; a group past the last row repeats it.
-    cdef bint grouped = fixed and avx2 and channels == 4
+    # Fixed point with AVX2 (AVX-512): output rows two (four) at a time, in the layout of
+    # resize_fixed.h's paired rows; a group past the last row repeats it. 3-channel rows are
+    # widened to 4 bytes a pixel first, the group's source rows into a window of the scratch.
+    cdef bint grouped = fixed and avx2
     cdef bint fours = (grouped and avx512_enabled and MANTIS_FIXED_AVX512
                        and mantis_avx512_supported())
     cdef Py_ssize_t group = 4 if fours else 2
@@ -582,7 +604,14 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     # packed output row, each starting on its own cache line; for the grouped rows the pairs
     # (zero beyond the row: a cell's last window may reach past it) and a packed row a member.
     cdef Py_ssize_t acc_bytes = ((n + (taps_x + ACC_PAD_PIXELS) * channels) * 4 + 63) // 64 * 64
-    scratch_arr = new_scratch(threads, pairs_bytes + group * out_w * 4 if grouped
+    cdef Py_ssize_t window_offset = (pairs_bytes + group * out_w * 4 + 63) // 64 * 64
+    cdef Py_ssize_t window_stride = (4 * crop_w + 63) // 64 * 64
+    cdef Py_ssize_t window_rows = 0, first_row, last_row
+    if grouped and channels == 3:  # the most source rows a group reads
+        for first_row in range(row_start, row_stop, group):
+            last_row = min(first_row + group, row_stop) - 1
+            window_rows = max(window_rows, ys[last_row] + ycount[last_row] - ys[first_row])
+    scratch_arr = new_scratch(threads, window_offset + window_rows * window_stride if grouped
                               else acc_bytes + out_w * 4)
     cdef uint8_t[:, ::1] scratch = scratch_arr
     cdef const uint8_t* base = &src[crop_y, crop_x * channels]
@@ -606,11 +635,12 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
             mantis_clear_avx_upper()
             for i in prange(groups, num_threads=threads, schedule="dynamic",
                             chunksize=max(1, ROWS_PER_CHUNK // group)):
-                grouped_rows(thread_scratch(scratch, threadid()), pairs_bytes, out_base,
-                             out_stride, base, stride, row_start + group * i, row_stop, group,
-                             fours, &ys[0], &ycount[0], &yq[0, 0], yq.shape[1], crop_w, out_w,
-                             out_channels, &pair_start[0], &pair_weights[0, 0], windows,
-                             swap_rb, keep, fill)
+                mine = thread_scratch(scratch, threadid())
+                grouped_rows(mine, pairs_bytes, out_base, out_stride, base, stride,
+                             row_start + group * i, row_stop, group, fours, &ys[0], &ycount[0],
+                             &yq[0, 0], yq.shape[1], crop_w, out_w, out_channels,
+                             &pair_start[0], &pair_weights[0, 0], windows, swap_rb, keep, fill,
+                             channels, mine + window_offset, window_stride)
         return
     if thirds or halves:
         with nogil:
@@ -633,9 +663,9 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                     mantis_area_row_halves(top, top + stride, o0, out_w, channels,
                                            direct_channels, swap_rb, keep, fill)
                 if out_channels == 1:
-                    emit_row(<uint32_t*>o0, &out[row, 0], out_w, 1)
+                    mantis_emit_luma_avx2(<uint32_t*>o0, &out[row, 0], out_w)
                     if thirds:
-                        emit_row(<uint32_t*>o1, &out[row + 1, 0], out_w, 1)
+                        mantis_emit_luma_avx2(<uint32_t*>o1, &out[row + 1, 0], out_w)
         return
     with nogil:
         mantis_clear_avx_upper()
@@ -709,10 +739,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                 else:
                     area_horizontal(<uint32_t*>mine, packed, out_w, &xs[0], &xw[0, 0], taps_x,
                                     <uint32_t>denom, multiplier, shift, &layout)
-            if avx2 and out_channels == 3:
-                mantis_emit_rgb_avx2(packed, &out[i, 0], out_w)
-            else:
-                emit_row(packed, &out[i, 0], out_w, out_channels)
+            emit_simd(packed, &out[i, 0], out_w, out_channels, avx2)
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,3 +31,5 @@ cdef extern from "resize_avx2.h":
                                           int shift16, int swap_rb, uint32_t keep,
                                           uint32_t fill) noexcept nogil
     void mantis_emit_rgb_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
+    void mantis_emit_luma_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
+    void mantis_widen3_avx2(const uint8_t* row, Py_ssize_t width, uint8_t* dst) noexcept nogil

@@ -421,6 +421,58 @@ static void mantis_emit_rgb_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t 
         o[3 * j + 2] = (uint8_t)(packed[j] >> 16);
     }
 }
+/* emit_row for L, eight packed pixels (bytes R, G, B, _) a step: Pillow's BT.601 formula
+   (19595 R + 38470 G + 7471 B + 0x8000) >> 16 in the same integers, as two pmaddwd: (R, B)
+   by (19595, 7471), and (G, _) by (19235, 0) doubled (38470 is no signed 16-bit factor). */
+__attribute__((target("avx2")))
+static void mantis_emit_luma_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {
+    const __m256i low = _mm256_set1_epi32(0x00FF00FF);
+    const __m256i rb = _mm256_set1_epi32((7471 << 16) | 19595);
+    const __m256i g = _mm256_set1_epi32(19235);
+    const __m256i half = _mm256_set1_epi32(0x8000);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    Py_ssize_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(packed + j));
+        __m256i s = _mm256_madd_epi16(_mm256_and_si256(v, low), rb);
+        s = _mm256_add_epi32(s, _mm256_slli_epi32(
+            _mm256_madd_epi16(_mm256_and_si256(_mm256_srli_epi32(v, 8), low), g), 1));
+        s = _mm256_srli_epi32(_mm256_add_epi32(s, half), 16);
+        /* dwords 0..7 -> bytes: the packs work within lanes, the permute undoes it */
+        __m256i q = _mm256_packus_epi32(s, s);
+        q = _mm256_packus_epi16(q, q);
+        q = _mm256_permutevar8x32_epi32(q, order);
+        _mm_storel_epi64((__m128i *)(o + j), _mm256_castsi256_si128(q));
+    }
+    for (; j < n; j++) {
+        const uint32_t v = packed[j];
+        o[j] = (uint8_t)((19595 * (v & 0xFF) + 38470 * ((v >> 8) & 0xFF)
+                          + 7471 * ((v >> 16) & 0xFF) + 0x8000) >> 16);
+    }
+}
+
+/* 3-channel rows widened to 4 bytes a pixel (the fourth 0), so that the rows made for
+   BGRX read them as they are: eight pixels a step from two 16-byte loads 12 bytes apart
+   while those stay inside the row, then a pixel at a time. */
+__attribute__((target("avx2")))
+static void mantis_widen3_avx2(const uint8_t *row, Py_ssize_t width, uint8_t *dst) {
+    const char z = (char)0x80;
+    const __m256i take = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(0, 1, 2, z, 3, 4, 5, z, 6, 7, 8, z, 9, 10, 11, z));
+    Py_ssize_t j = 0;
+    for (; 3 * j + 28 <= 3 * width; j += 8) {
+        const __m256i x = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(row + 3 * j))),
+            _mm_loadu_si128((const __m128i *)(row + 3 * j + 12)), 1);
+        _mm256_storeu_si256((__m256i *)(dst + 4 * j), _mm256_shuffle_epi8(x, take));
+    }
+    for (; j < width; j++) {
+        dst[4 * j] = row[3 * j];
+        dst[4 * j + 1] = row[3 * j + 1];
+        dst[4 * j + 2] = row[3 * j + 2];
+        dst[4 * j + 3] = 0;
+    }
+}
 #else
 #define MANTIS_AVX2 0
 static int mantis_avx2_supported(void) { return 0; }
@@ -446,6 +498,8 @@ static Py_ssize_t mantis_area_hrow_box3_avx2(const uint16_t *acc, uint32_t *pack
                                              uint32_t mult16, int shift16, int swap_rb,
                                              uint32_t keep, uint32_t fill) { return 0; }
 static void mantis_emit_rgb_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
+static void mantis_emit_luma_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
+static void mantis_widen3_avx2(const uint8_t *row, Py_ssize_t width, uint8_t *dst) {}
 #endif
 
 #endif /* MANTIS_RESIZE_AVX2_H */

@@ -306,17 +306,20 @@ def test_area_fixed_point_extremes_saturate(src_size, out_size, simd):
         ((100, (69, 1))),  # one output row: a group repeats it
     ],
 )
-def test_area_fixed_point_steps_alignment_and_groups(crop_x, crop_w, out_size, simd):
-    # The fixed-point rows from 4 channels go in steps of 32 or 64 source bytes from an
-    # aligned address where one is a whole number of pixel pairs in, two or four output rows at
-    # once: every start address, width and row count must give the documented arithmetic.
-    src = screen_like(2 * out_size[1] + 3, crop_x + crop_w + 5, 4, seed=crop_w)
+@pytest.mark.parametrize("src_format", ["BGRA", "RGB"])
+def test_area_fixed_point_steps_alignment_and_groups(crop_x, crop_w, out_size, src_format, simd):
+    # The fixed-point rows go in steps of 32 or 64 source bytes from an aligned address where
+    # one is a whole number of pixel pairs in, two or four output rows at once, 3-channel rows
+    # widened first (eight pixels a step, then one at a time): every start address, width and
+    # row count must give the documented arithmetic.
+    channels = len(src_format)
+    src = screen_like(2 * out_size[1] + 3, crop_x + crop_w + 5, channels, seed=crop_w)
     crop = (crop_x, 1, crop_w, 3 * out_size[1] // 2 + 1)
     assert fixed_geometry(crop_w, crop[3], *out_size)
     for out_format in ("RGB", "BGRA", "L"):
-        out = resize(src, out_size, crop=crop, out_format=out_format, src_format="BGRA")
+        out = resize(src, out_size, crop=crop, out_format=out_format, src_format=src_format)
         native = area_fixed(src, crop, *out_size)
-        np.testing.assert_array_equal(out, convert_reference(native, "BGRA", out_format))
+        np.testing.assert_array_equal(out, convert_reference(native, src_format, out_format))
 
 
 @pytest.mark.parametrize(
@@ -559,6 +562,19 @@ def test_default_formats_treat_fourth_byte_as_padding():
     np.testing.assert_array_equal(out[..., :3], area_reference(src, (0, 0, 8, 8), 4, 4)[..., 2::-1])
     rgb = src[..., :3].copy()
     np.testing.assert_array_equal(resize(rgb, (4, 4)), area_reference(rgb, (0, 0, 8, 8), 4, 4))
+
+
+@pytest.mark.parametrize("out_w", range(1, 19))
+@pytest.mark.parametrize("factor", [(3, 2), (2, 1), (7, 5), (1, 1)])
+def test_luma_rows_every_width(out_w, factor, simd):
+    # L is computed from each packed row, eight pixels a step with AVX2 then one at a time:
+    # every width must give Pillow's formula on the resampled RGB.
+    src = screen_like(3 * factor[0], out_w * factor[0] // factor[1] + 1, 3, seed=out_w)
+    crop = (1, 0, out_w * factor[0] // factor[1], 2 * factor[0])
+    out_size = (out_w, 2 * factor[1])
+    grey = resize(src, out_size, crop=crop, out_format="L", src_format="RGB")
+    rgb = area_reference(src, crop, *out_size)
+    np.testing.assert_array_equal(grey, convert_reference(rgb, "RGB", "L"))
 
 
 def test_luma_matches_pillow_convert():
