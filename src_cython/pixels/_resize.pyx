@@ -797,6 +797,7 @@ def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_
     cdef Py_ssize_t i, y0, y1
     cdef uint8_t* mine
     cdef uint32_t* packed
+    cdef bint avx2 = MANTIS_SSE2 and avx2_enabled and MANTIS_AVX2 and mantis_avx2_supported()
     with nogil:
         mantis_clear_avx_upper()
         for i in prange(row_start, row_stop, num_threads=threads, schedule="dynamic",
@@ -807,7 +808,7 @@ def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_
             y1 = y0 + 1 if y0 + 1 < crop_h else y0
             bilinear_row(<uint32_t*>mine, base + y0 * stride, base + y1 * stride, yf[i], n,
                          packed, out_w, &xs[0], &xf[0], &layout)
-            emit_row(packed, &out[i, 0], out_w, out_channels)
+            emit_simd(packed, &out[i, 0], out_w, out_channels, avx2)
 
 
 cdef inline void nearest_row(const uint8_t* row, uint32_t* packed, Py_ssize_t out_w,
@@ -850,6 +851,10 @@ def resize_nearest(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x
     # Same width (a crop or a vertical-only resample): rows convert without an index table.
     cdef bint straight = (simd and MANTIS_SSE2 and channels == 4 and out_w == xi.shape[0]
                           and xi[out_w - 1] == out_w - 1)
+    cdef bint avx2 = (simd and MANTIS_SSE2 and avx2_enabled and MANTIS_AVX2
+                      and mantis_avx2_supported())
+    cdef Py_ssize_t row_pixels = src.shape[1] // channels - crop_x  # from the crop's left edge
+    cdef Py_ssize_t done
     with nogil:
         mantis_clear_avx_upper()
         for i in prange(row_start, row_stop, num_threads=threads, schedule="dynamic",
@@ -858,5 +863,10 @@ def resize_nearest(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x
             if straight:
                 mantis_convert_row4(base + yi[i] * stride, packed, out_w, swap_rb, keep, fill)
             else:
-                nearest_row(base + yi[i] * stride, packed, out_w, &xi[0], &layout)
-            emit_row(packed, &out[i, 0], out_w, out_channels)
+                done = 0
+                if avx2:
+                    done = mantis_nearest_row_avx2(base + yi[i] * stride, row_pixels, channels,
+                                                   &xi[0], packed, out_w, swap_rb, keep, fill)
+                nearest_row(base + yi[i] * stride, packed + done, out_w - done, &xi[done],
+                            &layout)
+            emit_simd(packed, &out[i, 0], out_w, out_channels, avx2)

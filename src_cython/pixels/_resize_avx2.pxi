@@ -33,3 +33,6 @@ cdef extern from "resize_avx2.h":
     void mantis_emit_rgb_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
     void mantis_emit_luma_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
     void mantis_widen3_avx2(const uint8_t* row, Py_ssize_t width, uint8_t* dst) noexcept nogil
+    Py_ssize_t mantis_nearest_row_avx2(const uint8_t* row, Py_ssize_t width, int channels,
+                                       const int32_t* xi, uint32_t* packed, Py_ssize_t n,
+                                       int swap_rb, uint32_t keep, uint32_t fill) noexcept nogil

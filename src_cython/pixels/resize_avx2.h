@@ -473,6 +473,32 @@ static void mantis_widen3_avx2(const uint8_t *row, Py_ssize_t width, uint8_t *ds
         dst[4 * j + 3] = 0;
     }
 }
+/* Nearest neighbour's packed row: eight source pixels a step by one gather (4 bytes from
+   each pixel's first byte), R and B swapped by pshufb, masked and filled. From 3 channels
+   the fourth byte is the next pixel's (masked off): the steps stop where it would lie past
+   the row, the rest goes a pixel at a time. Returns the pixels done. */
+__attribute__((target("avx2")))
+static Py_ssize_t mantis_nearest_row_avx2(const uint8_t *row, Py_ssize_t width, int channels,
+                                          const int32_t *xi, uint32_t *packed, Py_ssize_t n,
+                                          int swap_rb, uint32_t keep, uint32_t fill) {
+    const __m256i swap = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(2, 1, 0, 3, 6, 5, 4, 7, 10, 9, 8, 11, 14, 13, 12, 15));
+    const __m256i k = _mm256_set1_epi32((int)keep), f = _mm256_set1_epi32((int)fill);
+    Py_ssize_t safe = n;  /* xi never decreases */
+    if (channels == 3)
+        while (safe > 0 && 3 * (Py_ssize_t)xi[safe - 1] + 4 > 3 * width) safe--;
+    Py_ssize_t j = 0;
+    for (; j + 8 <= safe; j += 8) {
+        __m256i at = _mm256_loadu_si256((const __m256i *)(xi + j));
+        if (channels == 3) at = _mm256_add_epi32(at, _mm256_add_epi32(at, at));
+        else at = _mm256_slli_epi32(at, 2);
+        __m256i v = _mm256_i32gather_epi32((const int *)row, at, 1);
+        if (swap_rb) v = _mm256_shuffle_epi8(v, swap);
+        _mm256_storeu_si256((__m256i *)(packed + j),
+                            _mm256_or_si256(_mm256_and_si256(v, k), f));
+    }
+    return j;
+}
 #else
 #define MANTIS_AVX2 0
 static int mantis_avx2_supported(void) { return 0; }
@@ -500,6 +526,11 @@ static Py_ssize_t mantis_area_hrow_box3_avx2(const uint16_t *acc, uint32_t *pack
 static void mantis_emit_rgb_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
 static void mantis_emit_luma_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
 static void mantis_widen3_avx2(const uint8_t *row, Py_ssize_t width, uint8_t *dst) {}
+static Py_ssize_t mantis_nearest_row_avx2(const uint8_t *row, Py_ssize_t width, int channels,
+                                          const int32_t *xi, uint32_t *packed, Py_ssize_t n,
+                                          int swap_rb, uint32_t keep, uint32_t fill) {
+    return 0;
+}
 #endif
 
 #endif /* MANTIS_RESIZE_AVX2_H */
