@@ -98,7 +98,8 @@ def process_arguments(pid: int) -> list[str] | None:
         raw = read_regular_file(f"/proc/{pid}/cmdline", 1 << 20)
     except OSError:
         return None
-    return [arg.decode(errors="replace") for arg in raw.split(b"\0")[:-1]] if raw else None
+    # NUL-terminated arguments; a process that rewrote its own may leave off the last NUL
+    return [arg.decode(errors="replace") for arg in raw.rstrip(b"\0").split(b"\0")] if raw else None
 
 
 def process_start_time(pid: int) -> int | None:

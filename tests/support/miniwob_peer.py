@@ -36,6 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mantis_fast.x11.server_identity import process_arguments
+
 MAX_STEPS = 8  # the longest oracle (enter-text, click-checkboxes) needs about 4
 #: Untimed rounds before the timed ones, on every side: an env's first rounds are its warm-up
 #: (Chromium's first frames of the page; mantis_fast's frame wait learns from the last 16
@@ -189,15 +191,15 @@ def process_cpu(pids: set[int]) -> dict[int, tuple[str, float]]:
     for pid in pids:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
+        argv = process_arguments(pid) or []
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat.rsplit(")", 1)[1].split()
         # (Chromium rewrites its children's command lines: one string, spaces between)
-        kind = re.search(rb"--type=([\w-]+)", b" ".join(argv))
+        kind = re.search(r"--type=([\w-]+)", " ".join(argv))
         if kind:
-            role = kind.group(1).decode()
+            role = kind.group(1)
         else:
             role = "browser" if "chrom" in name and name != "chromedriver" else name
         found[pid] = (role, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))

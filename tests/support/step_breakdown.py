@@ -219,9 +219,7 @@ def breakdown(
                 "wait ends": marks["wait ends"],
                 "step returns": returned,
             }
-            for row, at in seen.items():
-                if at is not None:
-                    rows[row].append((at - sent) * 1e3)
+            _record(rows, seen, sent)
         rows["answer drawn by the first frame"] = [
             100.0 * frames_drawn.count("first") / max(len(frames_drawn), 1)
         ]
@@ -297,9 +295,7 @@ def reset_breakdown(
                 "wait ends": marks["wait ends"],
                 "reset returns": returned,
             }
-            for row, at in seen.items():
-                if at is not None:
-                    rows[row].append((at - called) * 1e3)
+            _record(rows, seen, called)
         return rows
     finally:
         env.close()
@@ -360,12 +356,11 @@ def main() -> None:
         rows = vector_waits(args.task, args.vector, args.steps)
         print(f"{args.task}, {args.vector} desktops, {args.steps} batched steps (ms):")
         for row, values in rows.items():
-            p50, p90, p100 = (
-                statistics.quantiles(values, n=10)[4],
-                statistics.quantiles(values, n=10)[8],
-                max(values),
+            deciles = statistics.quantiles(values, n=10)
+            print(
+                f"  {row:14s} median {deciles[4]:6.2f}  90th percentile {deciles[8]:6.2f}  "
+                f"largest {max(values):6.2f}"
             )
-            print(f"  {row:14s} median {p50:6.2f}  90th percentile {p90:6.2f}  largest {p100:6.2f}")
         return
     if args.reset:
         rows = reset_breakdown(args.task, args.steps, args.seed, args.refresh_hz, args.chromium_arg)
@@ -379,6 +374,13 @@ def main() -> None:
     _print(rows, ROWS)
     share = rows["answer drawn by the first frame"][0]
     print(f"  the page's answer drawn by the input's first frame in {share:.0f}% of the steps")
+
+
+def _record(rows: dict[str, list[float]], seen: dict[str, float | None], origin: float) -> None:
+    """Each stage seen (``time.time()``) into its row, in ms after ``origin``."""
+    for row, at in seen.items():
+        if at is not None:
+            rows[row].append((at - origin) * 1e3)
 
 
 def _print(rows: dict[str, list[float]], names: Sequence[str]) -> None:
