@@ -98,8 +98,12 @@ def process_arguments(pid: int) -> list[str] | None:
         raw = read_regular_file(f"/proc/{pid}/cmdline", 1 << 20)
     except OSError:
         return None
-    # NUL-terminated arguments; a process that rewrote its own may leave off the last NUL
-    return [arg.decode(errors="replace") for arg in raw.rstrip(b"\0").split(b"\0")] if raw else None
+    if not raw:
+        return None
+    # NUL-terminated arguments (an empty one is a NUL of its own); a process that rewrote its
+    # own command line may leave off the last NUL
+    arguments = raw[:-1] if raw.endswith(b"\0") else raw
+    return [arg.decode(errors="replace") for arg in arguments.split(b"\0")]
 
 
 def process_start_time(pid: int) -> int | None:

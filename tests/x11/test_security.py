@@ -27,6 +27,7 @@ from mantis_fast.x11._shm import segment_access
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.server_identity import (
     UnsafeFileError,
+    process_arguments,
     process_start_time,
     read_regular_file,
 )
@@ -438,3 +439,19 @@ def test_process_start_time_tells_a_reused_pid_from_the_server() -> None:
         assert xvfb_module.started_framebuffer(server.pid, start_time) == server.framebuffer_shmid
         assert xvfb_module.started_framebuffer(server.pid, start_time + 1) is None
         assert server.pid not in xvfb_module._started  # a stale entry is dropped on sight
+
+
+def test_process_arguments_are_the_command_line_as_given() -> None:
+    # The framebuffer is refused to servers without -nocursor by their command line: every
+    # argument must come back as given, an empty last one included.
+    arguments = [sys.executable, "-c", "import time; time.sleep(30)", "-nocursor", ""]
+    child = subprocess.Popen(arguments)
+    try:
+        deadline = time.monotonic() + 10
+        while process_arguments(child.pid) != arguments and time.monotonic() < deadline:
+            time.sleep(0.01)  # the command line appears once the exec is done
+        assert process_arguments(child.pid) == arguments
+    finally:
+        child.kill()
+        child.wait()
+    assert process_arguments(child.pid) is None  # reaped: no such process
