@@ -34,8 +34,8 @@ def fixed_weights(
 def uses_fixed_point(x_axis: tuple, y_axis: tuple) -> bool: ...
 def area_rounding(denominator: int) -> tuple[int, int]: ...  # uint64_t -> (multiplier, shift)
 def area_rounding16(denominator: int) -> tuple[int, int]: ...  # (0, 0) when denominator > 64
-def bilinear_axis(src_len: int, dst_len: int) -> tuple[np.ndarray, np.ndarray]:
-    """(left int32[dst], frac uint32[dst] in 1/2048ths)"""
+def bilinear_axis(src_len: int, dst_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(left int32[dst], frac uint32[dst] in 1/2048ths, lanes int32[dst, 8])"""
 
 def nearest_axis(src_len: int, dst_len: int) -> np.ndarray: ...  # int32[dst]
 def resize_area(

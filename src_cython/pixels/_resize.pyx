@@ -239,11 +239,12 @@ def area_rounding16(uint64_t denominator):
 
 
 def bilinear_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
-    """Half-pixel-centre linear taps: ``(left int32[dst], frac uint32[dst])``.
+    """Half-pixel-centre linear taps: ``(left int32[dst], frac uint32[dst], lanes int32[dst, 8])``.
 
     Output ``j`` samples source coordinate ``(j + 1/2) * src_len / dst_len - 1/2``, clamped to
-    ``[0, src_len - 1]``; ``frac`` is the right pixel's weight in 1/2048ths, rounded half up.
-    Computed in integers: no float rounding enters the geometry.
+    ``[0, src_len - 1]``; ``frac`` is the right pixel's weight in 1/2048ths, rounded half up;
+    ``lanes`` repeats the left weight (2048 - frac) four times and frac four times (the AVX2
+    row's multipliers). Computed in integers: no float rounding enters the geometry.
     """
     left_arr = np.empty(dst_len, np.int32)
     frac_arr = np.empty(dst_len, np.uint32)
@@ -261,7 +262,10 @@ def bilinear_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
                 x0, rem = src_len - 1, 0
         left[j] = <int32_t>x0
         frac[j] = <uint32_t>((rem * BILINEAR_ONE * 2 + den) // (2 * den))
-    return left_arr, frac_arr
+    lanes = np.empty((dst_len, 8), np.int32)
+    lanes[:, :4] = (BILINEAR_ONE - frac_arr.astype(np.int64))[:, None]
+    lanes[:, 4:] = frac_arr[:, None]
+    return left_arr, frac_arr, lanes
 
 
 def nearest_axis(Py_ssize_t src_len, Py_ssize_t dst_len):
@@ -784,6 +788,7 @@ def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_
     cdef Layout layout = Layout(channels, swap_rb, keep, fill, out_channels)
     cdef const int32_t[::1] xs = x_axis[0]
     cdef const uint32_t[::1] xf = x_axis[1]
+    cdef const int32_t[:, ::1] lanes = x_axis[2]
     cdef const int32_t[::1] ys = y_axis[0]
     cdef const uint32_t[::1] yf = y_axis[1]
     cdef Py_ssize_t out_h = out.shape[0], out_w = out.shape[1] // out_channels
@@ -806,8 +811,14 @@ def resize_bilinear(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_
             packed = <uint32_t*>(mine + acc_bytes)
             y0 = ys[i]
             y1 = y0 + 1 if y0 + 1 < crop_h else y0
-            bilinear_row(<uint32_t*>mine, base + y0 * stride, base + y1 * stride, yf[i], n,
-                         packed, out_w, &xs[0], &xf[0], &layout)
+            if avx2:
+                mantis_bilinear_vertical_avx2(base + y0 * stride, base + y1 * stride, yf[i],
+                                              <uint32_t*>mine, n)
+                mantis_bilinear_hrow_avx2(<uint32_t*>mine, packed, out_w, &xs[0], &lanes[0, 0],
+                                          channels, swap_rb, keep, fill)
+            else:
+                bilinear_row(<uint32_t*>mine, base + y0 * stride, base + y1 * stride, yf[i],
+                             n, packed, out_w, &xs[0], &xf[0], &layout)
             emit_simd(packed, &out[i, 0], out_w, out_channels, avx2)
 
 

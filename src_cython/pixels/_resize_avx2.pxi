@@ -33,6 +33,11 @@ cdef extern from "resize_avx2.h":
     void mantis_emit_rgb_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
     void mantis_emit_luma_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
     void mantis_widen3_avx2(const uint8_t* row, Py_ssize_t width, uint8_t* dst) noexcept nogil
+    void mantis_bilinear_vertical_avx2(const uint8_t* r0, const uint8_t* r1, uint32_t fy,
+                                       uint32_t* acc, Py_ssize_t n) noexcept nogil
+    void mantis_bilinear_hrow_avx2(const uint32_t* acc, uint32_t* packed, Py_ssize_t out_w,
+                                   const int32_t* xs, const int32_t* lanes, int channels,
+                                   int swap_rb, uint32_t keep, uint32_t fill) noexcept nogil
     Py_ssize_t mantis_nearest_row_avx2(const uint8_t* row, Py_ssize_t width, int channels,
                                        const int32_t* xi, uint32_t* packed, Py_ssize_t n,
                                        int swap_rb, uint32_t keep, uint32_t fill) noexcept nogil

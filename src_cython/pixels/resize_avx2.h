@@ -499,6 +499,63 @@ static Py_ssize_t mantis_nearest_row_avx2(const uint8_t *row, Py_ssize_t width, 
     }
     return j;
 }
+/* Bilinear rows (resize_bilinear), the integers of its portable row bit for bit: the two
+   source rows blended in 32-bit lanes (pmaddwd of their zero-extended values side by side,
+   by (2048 - fy, fy)), then each output pixel's two neighbours weighed by its lane weights
+   (2048 - f four times, f four times) with pmulld, the halves added and rounded. */
+__attribute__((target("avx2")))
+static void mantis_bilinear_vertical_avx2(const uint8_t *r0, const uint8_t *r1, uint32_t fy,
+                                          uint32_t *acc, Py_ssize_t n) {
+    const __m256i w = _mm256_set1_epi32((int)((fy << 16) | (2048 - fy)));
+    Py_ssize_t e = 0;
+    for (; e + 16 <= n; e += 16) {
+        const __m256i a = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r0 + e)));
+        const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r1 + e)));
+        /* unpacks work within lanes: lo holds values 0-3 | 8-11, hi 4-7 | 12-15 */
+        const __m256i lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w);
+        const __m256i hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w);
+        _mm256_storeu_si256((__m256i *)(acc + e), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(acc + e + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+    for (; e < n; e++) acc[e] = (2048 - fy) * r0[e] + fy * r1[e];
+}
+
+/* One output pixel's four channel sums, rounded (`spread` puts a 3-channel pixel pair's
+   values in lanes 0-2 and 4-6; lanes 3 and 7 hold the next value, masked off later). */
+__attribute__((target("avx2"), always_inline))
+static inline __m128i mantis_bilinear_pixel(const uint32_t *p, const int32_t *w, __m256i spread) {
+    const __m256i v = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)p), spread);
+    const __m256i prod = _mm256_mullo_epi32(v, _mm256_loadu_si256((const __m256i *)w));
+    const __m128i s = _mm_add_epi32(_mm256_castsi256_si128(prod), _mm256_extracti128_si256(prod, 1));
+    return _mm_srli_epi32(_mm_add_epi32(s, _mm_set1_epi32(1 << 21)), 22);
+}
+
+/* Output pixels two a step; reads 8 values from each pixel's left neighbour (the caller's
+   zero padding covers the row's end). */
+__attribute__((target("avx2")))
+static void mantis_bilinear_hrow_avx2(const uint32_t *acc, uint32_t *packed, Py_ssize_t out_w,
+                                      const int32_t *xs, const int32_t *lanes, int channels,
+                                      int swap_rb, uint32_t keep, uint32_t fill) {
+    const __m256i spread = channels == 4 ? _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+                                         : _mm256_setr_epi32(0, 1, 2, 3, 3, 4, 5, 6);
+    const __m128i swap = _mm_setr_epi8(2, 1, 0, 3, 6, 5, 4, 7, 10, 9, 8, 11, 14, 13, 12, 15);
+    const __m128i k = _mm_set1_epi32((int)keep), f = _mm_set1_epi32((int)fill);
+    Py_ssize_t j = 0;
+    for (; j + 2 <= out_w; j += 2) {
+        const __m128i a = mantis_bilinear_pixel(acc + channels * xs[j], lanes + 8 * j, spread);
+        const __m128i b = mantis_bilinear_pixel(acc + channels * xs[j + 1], lanes + 8 * j + 8,
+                                                spread);
+        __m128i q = _mm_packus_epi16(_mm_packus_epi32(a, b), _mm_setzero_si128());
+        if (swap_rb) q = _mm_shuffle_epi8(q, swap);
+        _mm_storel_epi64((__m128i *)(packed + j), _mm_or_si128(_mm_and_si128(q, k), f));
+    }
+    if (j < out_w) {
+        __m128i q = mantis_bilinear_pixel(acc + channels * xs[j], lanes + 8 * j, spread);
+        q = _mm_packus_epi16(_mm_packus_epi32(q, q), q);
+        if (swap_rb) q = _mm_shuffle_epi8(q, swap);
+        packed[j] = (uint32_t)_mm_cvtsi128_si32(_mm_or_si128(_mm_and_si128(q, k), f));
+    }
+}
 #else
 #define MANTIS_AVX2 0
 static int mantis_avx2_supported(void) { return 0; }
@@ -526,6 +583,11 @@ static Py_ssize_t mantis_area_hrow_box3_avx2(const uint16_t *acc, uint32_t *pack
 static void mantis_emit_rgb_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
 static void mantis_emit_luma_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
 static void mantis_widen3_avx2(const uint8_t *row, Py_ssize_t width, uint8_t *dst) {}
+static void mantis_bilinear_vertical_avx2(const uint8_t *r0, const uint8_t *r1, uint32_t fy,
+                                          uint32_t *acc, Py_ssize_t n) {}
+static void mantis_bilinear_hrow_avx2(const uint32_t *acc, uint32_t *packed, Py_ssize_t out_w,
+                                      const int32_t *xs, const int32_t *lanes, int channels,
+                                      int swap_rb, uint32_t keep, uint32_t fill) {}
 static Py_ssize_t mantis_nearest_row_avx2(const uint8_t *row, Py_ssize_t width, int channels,
                                           const int32_t *xi, uint32_t *packed, Py_ssize_t n,
                                           int swap_rb, uint32_t keep, uint32_t fill) {
