@@ -10,8 +10,8 @@ the memory-bandwidth limit it reaches: bytes read + written per call divided by 
 The report's resize operations are the sizes models and agent tools ask for (``REPORTED``: 720p,
 Qwen's 28-pixel grid, FWXGA, WXGA, XGA, a 1568 long-edge cap, 1024x576), each on one thread
 against Pillow BOX and single-thread OpenCV INTER_AREA (1080p->1280x720 also against the copy
-of the frame); its PNG operation is the default deflate against Pillow's
-defaults (``report_as``).
+of the frame), and 1080p->1316x728 from an RGB array (``RGB_REPORTED``); its PNG operation is
+the default deflate against Pillow's defaults (``report_as``).
 """
 
 from __future__ import annotations
@@ -176,6 +176,13 @@ def test_opencv_area(benchmark, report_as, case, threads):
 
 # 3-channel sources (an RGB array from Pillow, a decoded PNG, mss's .rgb): the same sizes.
 RGB_CASES = ["1080p->1280x720", "1080p->1316x728 (qwen_size)", "1080p->1024x576"]
+RGB_REPORTED = "1080p->1316x728 (qwen_size)"  # the report's RGB-source operation
+
+
+def rgb_report_operation(case: str, out_format: str = "RGB") -> str | None:
+    if case != RGB_REPORTED or out_format != "RGB":
+        return None
+    return f"resize {case.replace('->', ' -> ')}, RGB -> RGB"
 
 
 def _rgb_case(benchmark, case: str):
@@ -186,15 +193,21 @@ def _rgb_case(benchmark, case: str):
 
 @pytest.mark.parametrize("case", RGB_CASES)
 @pytest.mark.parametrize("out_format", ["RGB", "L"])
-def test_mantis_area_rgb_source(benchmark, case, out_format):
+def test_mantis_area_rgb_source(benchmark, report_as, case, out_format):
     frame, size = _rgb_case(benchmark, case)
+    operation = rgb_report_operation(case, out_format)
+    if operation:
+        report_as(operation, "subject", "mantis_fast resize (area, 1 thread)")
     benchmark(resize, frame, size, out_format=out_format, threads=1)
 
 
 @pytest.mark.parametrize("case", RGB_CASES)
 @pytest.mark.parametrize("out_format", ["RGB", "L"])
-def test_pillow_rgb_source(benchmark, case, out_format):
+def test_pillow_rgb_source(benchmark, report_as, case, out_format):
     frame, size = _rgb_case(benchmark, case)
+    operation = rgb_report_operation(case, out_format)
+    if operation:
+        report_as(operation, "peer", "Pillow fromarray + resize BOX", package="Pillow")
     image = Image.fromarray(frame)
 
     def pillow():
@@ -205,9 +218,12 @@ def test_pillow_rgb_source(benchmark, case, out_format):
 
 
 @pytest.mark.parametrize("case", RGB_CASES)
-def test_opencv_area_rgb_source(benchmark, case):
+def test_opencv_area_rgb_source(benchmark, report_as, case):
     frame, size = _rgb_case(benchmark, case)
-    cv2 = pytest.importorskip("cv2")
+    operation = rgb_report_operation(case)
+    if operation:
+        report_as(operation, "peer", "OpenCV INTER_AREA (1 thread)", package="OpenCV")
+    cv2 = pytest.importorskip("cv2")  # after the tag: a missing OpenCV is reported skipped
     previous = cv2.getNumThreads()
     cv2.setNumThreads(1)
     try:

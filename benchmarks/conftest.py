@@ -51,6 +51,8 @@ REPORT_OPERATIONS = (
             "1080p -> 1024x576",
         )
     ),
+    # bench_image.py RGB_REPORTED: the same from an RGB array (Pillow's, a decoded PNG).
+    "resize 1080p -> 1316x728 (qwen_size), RGB -> RGB",
     "PNG encode, 1280x720 screen",
     "scale 1M points, model image -> screen",
     "drift loop flags, 1M steps, window 8",
