@@ -512,33 +512,42 @@ def test_bilinear_within_one_lsb(src_size, out_size):
     assert np.abs(out - exact).max() <= 0.5 + 2 * 255 / 4096
 
 
-@given(data=st.data(), width=st.integers(1, 40), height=st.integers(1, 30))
-@SETTINGS
-def test_bilinear_random_crops(data, width, height):
-    # Every kernel path gives the documented integers (bilinear_fixed), within 1 LSB of float.
+def _random_case(data, width: int, height: int, scale: int) -> tuple:
+    """A random 3- or 4-channel source, crop, output size (up to ``scale`` times the crop),
+    output format, and the result of ``method`` through a random kernel path."""
     channels = data.draw(st.sampled_from([3, 4]), label="channels")
     src = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).integers(
         0, 256, (height, width, channels), dtype=np.uint8
     )
     cw, ch = data.draw(st.integers(1, width)), data.draw(st.integers(1, height))
     cx, cy = data.draw(st.integers(0, width - cw)), data.draw(st.integers(0, height - ch))
-    out_w, out_h = data.draw(st.integers(1, 2 * cw)), data.draw(st.integers(1, 2 * ch))
-    src_format = "BGRA" if channels == 4 else "RGB"
+    out_w = data.draw(st.integers(1, scale * cw), label="out w")
+    out_h = data.draw(st.integers(1, scale * ch), label="out h")
     out_format = data.draw(st.sampled_from(OUT_FORMATS), label="out format")
     path = data.draw(st.sampled_from([p for p in PATHS if path_available(p)]), label="path")
-    crop = (cx, cy, cw, ch)
+    src_format = "BGRA" if channels == 4 else "RGB"
+    return src, (cx, cy, cw, ch), (out_w, out_h), src_format, out_format, path
+
+
+def _resized(method: str, case: tuple) -> np.ndarray:
+    src, crop, size, src_format, out_format, path = case
     with kernel_path(path):
-        out = resize(
-            src,
-            (out_w, out_h),
-            crop=crop,
-            method="bilinear",
-            out_format=out_format,
-            src_format=src_format,
+        return resize(
+            src, size, crop=crop, method=method, out_format=out_format, src_format=src_format
         )
-    fixed = bilinear_fixed(src, crop, out_w, out_h)
-    np.testing.assert_array_equal(out, convert_reference(fixed, src_format, out_format))
-    assert np.abs(fixed - bilinear_float(src, crop, out_w, out_h)).max() <= 0.5 + 2 * 255 / 4096
+
+
+@given(data=st.data(), width=st.integers(1, 40), height=st.integers(1, 30))
+@SETTINGS
+def test_bilinear_random_crops(data, width, height):
+    # Every kernel path gives the documented integers (bilinear_fixed), within 1 LSB of float.
+    case = _random_case(data, width, height, scale=2)
+    src, crop, size, src_format, out_format, _ = case
+    fixed = bilinear_fixed(src, crop, *size)
+    np.testing.assert_array_equal(
+        _resized("bilinear", case), convert_reference(fixed, src_format, out_format)
+    )
+    assert np.abs(fixed - bilinear_float(src, crop, *size)).max() <= 0.5 + 2 * 255 / 4096
 
 
 @given(data=st.data(), width=st.integers(1, 60), height=st.integers(1, 40))
@@ -547,28 +556,12 @@ def test_nearest_is_the_index_formula(data, width, height):
     # AVX2 gathers eight pixels a step (from 3 channels, 4 bytes from each: the steps stop
     # before the last pixel of the row); the source is a fresh array, so a read past its last
     # row would leave the allocation.
-    channels = data.draw(st.sampled_from([3, 4]), label="channels")
-    src = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).integers(
-        0, 256, (height, width, channels), dtype=np.uint8
+    case = _random_case(data, width, height, scale=3)
+    src, crop, size, src_format, out_format, _ = case
+    expected = nearest_reference(src, crop, *size)
+    np.testing.assert_array_equal(
+        _resized("nearest", case), convert_reference(expected, src_format, out_format)
     )
-    cw, ch = data.draw(st.integers(1, width)), data.draw(st.integers(1, height))
-    cx, cy = data.draw(st.integers(0, width - cw)), data.draw(st.integers(0, height - ch))
-    out_w, out_h = data.draw(st.integers(1, 3 * cw)), data.draw(st.integers(1, 3 * ch))
-    out_format = data.draw(st.sampled_from(OUT_FORMATS), label="out format")
-    src_format = "BGRA" if channels == 4 else "RGB"
-    path = data.draw(st.sampled_from([p for p in PATHS if path_available(p)]), label="path")
-    crop = (cx, cy, cw, ch)
-    with kernel_path(path):
-        out = resize(
-            src,
-            (out_w, out_h),
-            crop=crop,
-            method="nearest",
-            out_format=out_format,
-            src_format=src_format,
-        )
-    expected = convert_reference(nearest_reference(src, crop, out_w, out_h), src_format, out_format)
-    np.testing.assert_array_equal(out, expected)
 
 
 @pytest.mark.parametrize("method", ["area", "bilinear", "nearest"])
