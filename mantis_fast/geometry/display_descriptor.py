@@ -16,7 +16,8 @@ A JSON-able dict with a schema version, so a planner can check what it reads::
 
 ``bounds`` are ``[x, y, width, height]`` in the host's global logical space; actions carry
 coordinates local to one display (``coord_source="logical"`` by default). ``backing_size``
-(device pixels, the size of a capture) appears only where it differs from the logical size.
+(device pixels, the size of a capture) is left out only where it equals the logical size and
+so does the logical size times ``scale_factor`` (what a reader takes for a missing one).
 Version 1 promises these keys and their meaning; a later version may add keys, and bumps the
 number when a key changes meaning. ``displays_from_descriptor`` reads a descriptor back.
 """
@@ -42,6 +43,12 @@ def backing_size(display: Display) -> tuple[int, int]:
     times ``scale_factor``, rounded (at least one pixel)."""
     if display.backing_size is not None:
         return display.backing_size
+    return _scaled_size(display)
+
+
+def _scaled_size(display: Display) -> tuple[int, int]:
+    """The logical size times ``scale_factor``, rounded (at least one pixel): the device-pixel
+    size a reader takes where no ``backing_size`` is given."""
     width, height = display.size
     scale = display.scale_factor
     if scale == 1.0:
@@ -76,7 +83,9 @@ def displays_descriptor(
             "primary": display.primary,
         }
         backing = backing_size(display)
-        if backing != display.size:
+        # Left out only where the logical size is the answer both ways: a reader derives a
+        # missing one from the scale (a backing as big as the logical size at scale 2 is kept).
+        if backing != display.size or backing != _scaled_size(display):
             entry["backing_size"] = list(backing)
         entries.append(entry)
     primary = next((d.id for d in displays if d.primary), None)
