@@ -218,14 +218,16 @@ def test_pillow_rgb_source(benchmark, report_as, case, out_format):
 
 
 @pytest.mark.parametrize("case", RGB_CASES)
-def test_opencv_area_rgb_source(benchmark, report_as, case):
+@pytest.mark.parametrize("threads", ["1 thread", "default threads"])
+def test_opencv_area_rgb_source(benchmark, report_as, case, threads):
     frame, size = _rgb_case(benchmark, case)
     operation = rgb_report_operation(case)
-    if operation:
+    if operation and threads == "1 thread":
         report_as(operation, "peer", "OpenCV INTER_AREA (1 thread)", package="OpenCV")
     cv2 = pytest.importorskip("cv2")  # after the tag: a missing OpenCV is reported skipped
     previous = cv2.getNumThreads()
-    cv2.setNumThreads(1)
+    if threads == "1 thread":
+        cv2.setNumThreads(1)
     try:
         benchmark(cv2.resize, frame, size, interpolation=cv2.INTER_AREA)
     finally:
