@@ -21,7 +21,8 @@ output the exact average rounded down or up (``uses_fixed_point`` says which ari
 geometry gets; the same on every machine). With AVX2 they go two output rows at a time, with
 AVX-512 four (``grouped_rows``; ``use_avx512(False)`` forbids the latter), the vertical pass
 writing the rows in the order the horizontal pass multiplies them in; 3-channel rows are
-widened to 4 bytes a pixel first. The exact rows below serve the rest.
+read as they are, each load spread to 4 bytes a pixel in registers. The exact rows below serve
+the rest.
 
 Exact area rows take one of three paths, each checked against the same exact reference:
 
@@ -507,25 +508,18 @@ cdef inline void grouped_rows(uint8_t* pairs, Py_ssize_t pairs_bytes, uint8_t* o
                               int out_channels,
                               const int32_t* pair_start, const int32_t* pair_weights,
                               Py_ssize_t windows, bint swap_rb, uint32_t keep,
-                              uint32_t fill, int channels, uint8_t* window,
-                              Py_ssize_t window_stride) noexcept nogil:
+                              uint32_t fill, int channels) noexcept nogil:
     """Output rows ``first`` .. ``first + group - 1`` (the last repeated past ``stop``) of the
     fixed-point rows: each row's vertical values into its slot of the pairs, then the
     horizontal pass for all of them at once (into packed rows after the pairs for L). From
-    3 channels the group's source rows are widened to 4 bytes a pixel into ``window`` first
-    (the fourth channel, 0, is dropped or filled like BGRX's X)."""
+    3 channels the vertical pass spreads each load to 4 bytes a pixel in registers (the fourth
+    channel, 0, is dropped or filled like BGRX's X)."""
     cdef uint8_t* dest[4]
     cdef const uint8_t* tops[4]
     cdef const uint16_t* weights[4]
     cdef Py_ssize_t rows[4]
-    cdef Py_ssize_t r, row, y
-    cdef Py_ssize_t last = min(first + group, stop) - 1
+    cdef Py_ssize_t r, row
     dest[2] = dest[3] = NULL
-    if channels == 3:
-        for y in range(ys[first], ys[last] + ycount[last]):
-            mantis_widen3_avx2(base + y * stride, crop_w, window + (y - ys[first]) * window_stride)
-        base = window - ys[first] * window_stride
-        stride = window_stride
     for r in range(group):
         row = min(first + r, stop - 1)
         tops[r] = base + ys[row] * stride
@@ -534,9 +528,9 @@ cdef inline void grouped_rows(uint8_t* pairs, Py_ssize_t pairs_bytes, uint8_t* o
         dest[r] = (pairs + pairs_bytes + r * out_w * 4 if out_channels == 1
                    else out + row * out_stride)
     if fours:
-        mantis_fixed_vertical_fours_avx512(tops, weights, rows, stride, pairs, crop_w)
+        mantis_fixed_vertical_fours_avx512(tops, weights, rows, stride, channels, pairs, crop_w)
     else:
-        mantis_fixed_vertical_pairs_avx2(tops, weights, rows, stride, pairs, crop_w)
+        mantis_fixed_vertical_pairs_avx2(tops, weights, rows, stride, channels, pairs, crop_w)
     if fours:
         mantis_fixed_hrow_fours_avx512(pairs, dest[0], dest[1], dest[2], dest[3], out_w,
                                        pair_start, pair_weights, windows, out_channels == 3,
@@ -598,7 +592,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     cdef Py_ssize_t stride = src.strides[0]
     # Fixed point with AVX2 (AVX-512): output rows two (four) at a time, in the layout of
     # resize_fixed.h's paired rows; a group past the last row repeats it. 3-channel rows are
-    # widened to 4 bytes a pixel first, the group's source rows into a window of the scratch.
+    # read as they are, each load spread to 4 bytes a pixel in registers.
     cdef bint grouped = fixed and avx2
     cdef bint fours = (grouped and avx512_enabled and MANTIS_FIXED_AVX512
                        and mantis_avx512_supported())
@@ -608,14 +602,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
     # packed output row, each starting on its own cache line; for the grouped rows the pairs
     # (zero beyond the row: a cell's last window may reach past it) and a packed row a member.
     cdef Py_ssize_t acc_bytes = ((n + (taps_x + ACC_PAD_PIXELS) * channels) * 4 + 63) // 64 * 64
-    cdef Py_ssize_t window_offset = (pairs_bytes + group * out_w * 4 + 63) // 64 * 64
-    cdef Py_ssize_t window_stride = (4 * crop_w + 63) // 64 * 64
-    cdef Py_ssize_t window_rows = 0, first_row, last_row
-    if grouped and channels == 3:  # the most source rows a group reads
-        for first_row in range(row_start, row_stop, group):
-            last_row = min(first_row + group, row_stop) - 1
-            window_rows = max(window_rows, ys[last_row] + ycount[last_row] - ys[first_row])
-    scratch_arr = new_scratch(threads, window_offset + window_rows * window_stride if grouped
+    scratch_arr = new_scratch(threads, pairs_bytes + group * out_w * 4 if grouped
                               else acc_bytes + out_w * 4)
     cdef uint8_t[:, ::1] scratch = scratch_arr
     cdef const uint8_t* base = &src[crop_y, crop_x * channels]
@@ -644,7 +631,7 @@ def resize_area(const uint8_t[:, :] src, uint8_t[:, :] out, Py_ssize_t crop_x,
                              row_start + group * i, row_stop, group, fours, &ys[0], &ycount[0],
                              &yq[0, 0], yq.shape[1], crop_w, out_w, out_channels,
                              &pair_start[0], &pair_weights[0, 0], windows, swap_rb, keep, fill,
-                             channels, mine + window_offset, window_stride)
+                             channels)
         return
     if thirds or halves:
         with nogil:

@@ -32,7 +32,6 @@ cdef extern from "resize_avx2.h":
                                           uint32_t fill) noexcept nogil
     void mantis_emit_rgb_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
     void mantis_emit_luma_avx2(const uint32_t* packed, uint8_t* o, Py_ssize_t n) noexcept nogil
-    void mantis_widen3_avx2(const uint8_t* row, Py_ssize_t width, uint8_t* dst) noexcept nogil
     void mantis_bilinear_vertical_avx2(const uint8_t* r0, const uint8_t* r1, uint32_t fy,
                                        uint32_t* acc, Py_ssize_t n) noexcept nogil
     void mantis_bilinear_hrow_avx2(const uint32_t* acc, uint32_t* packed, Py_ssize_t out_w,

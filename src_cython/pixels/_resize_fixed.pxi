@@ -30,14 +30,16 @@ cdef extern from "resize_fixed.h":
                                 uint32_t fill) noexcept nogil
     void mantis_fixed_vertical_pairs_avx2(const uint8_t** tops, const uint16_t** wy,
                                           const Py_ssize_t* rows, Py_ssize_t stride,
-                                          uint8_t* pairs, Py_ssize_t width) noexcept nogil
+                                          int channels, uint8_t* pairs,
+                                          Py_ssize_t width) noexcept nogil
     void mantis_fixed_hrow_paired_avx2(const uint8_t* pairs, uint8_t* out_a, uint8_t* out_b,
                                        Py_ssize_t out_w, const int32_t* pair_start,
                                        const int32_t* weights, Py_ssize_t windows, int to_rgb,
                                        int swap_rb, uint32_t keep, uint32_t fill) noexcept nogil
     void mantis_fixed_vertical_fours_avx512(const uint8_t** tops, const uint16_t** wy,
                                             const Py_ssize_t* rows, Py_ssize_t stride,
-                                            uint8_t* pairs, Py_ssize_t width) noexcept nogil
+                                            int channels, uint8_t* pairs,
+                                            Py_ssize_t width) noexcept nogil
     void mantis_fixed_hrow_fours_avx512(const uint8_t* pairs, uint8_t* out_a, uint8_t* out_b,
                                         uint8_t* out_c, uint8_t* out_d, Py_ssize_t out_w,
                                         const int32_t* pair_start, const int32_t* weights,

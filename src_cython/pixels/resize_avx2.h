@@ -451,28 +451,6 @@ static void mantis_emit_luma_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t
     }
 }
 
-/* 3-channel rows widened to 4 bytes a pixel (the fourth 0), so that the rows made for
-   BGRX read them as they are: eight pixels a step from two 16-byte loads 12 bytes apart
-   while those stay inside the row, then a pixel at a time. */
-__attribute__((target("avx2")))
-static void mantis_widen3_avx2(const uint8_t *row, Py_ssize_t width, uint8_t *dst) {
-    const char z = (char)0x80;
-    const __m256i take = _mm256_broadcastsi128_si256(
-        _mm_setr_epi8(0, 1, 2, z, 3, 4, 5, z, 6, 7, 8, z, 9, 10, 11, z));
-    Py_ssize_t j = 0;
-    for (; 3 * j + 28 <= 3 * width; j += 8) {
-        const __m256i x = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(row + 3 * j))),
-            _mm_loadu_si128((const __m128i *)(row + 3 * j + 12)), 1);
-        _mm256_storeu_si256((__m256i *)(dst + 4 * j), _mm256_shuffle_epi8(x, take));
-    }
-    for (; j < width; j++) {
-        dst[4 * j] = row[3 * j];
-        dst[4 * j + 1] = row[3 * j + 1];
-        dst[4 * j + 2] = row[3 * j + 2];
-        dst[4 * j + 3] = 0;
-    }
-}
 /* Nearest neighbour's packed row: eight source pixels a step by one gather (4 bytes from
    each pixel's first byte), R and B swapped by pshufb, masked and filled. From 3 channels
    the fourth byte is the next pixel's (masked off): the steps stop where it would lie past
@@ -582,7 +560,6 @@ static Py_ssize_t mantis_area_hrow_box3_avx2(const uint16_t *acc, uint32_t *pack
                                              uint32_t keep, uint32_t fill) { return 0; }
 static void mantis_emit_rgb_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
 static void mantis_emit_luma_avx2(const uint32_t *packed, uint8_t *o, Py_ssize_t n) {}
-static void mantis_widen3_avx2(const uint8_t *row, Py_ssize_t width, uint8_t *dst) {}
 static void mantis_bilinear_vertical_avx2(const uint8_t *r0, const uint8_t *r1, uint32_t fy,
                                           uint32_t *acc, Py_ssize_t n) {}
 static void mantis_bilinear_hrow_avx2(const uint32_t *acc, uint32_t *packed, Py_ssize_t out_w,

@@ -247,26 +247,78 @@ static inline Py_ssize_t mantis_fixed_second_step(const uint8_t *row, Py_ssize_t
     return skew && !(skew & 7) ? step - skew : step;
 }
 
+/* The steps of a group's vertical pass over a row of `width` pixels (n = 4 * width bytes in
+   4-byte pixels), each STEP(at, source) covering `size` of those bytes from `at`; the bytes
+   done are left in `e`. From 4 channels the second step starts where the first row's address
+   is aligned (mantis_fixed_second_step); from 3, a step's whole load reads `size` source bytes
+   from at / 4 * 3, so the steps whose load would pass the row's end read by a mask. A last
+   step ends the row when it starts a pair; any rest is the caller's. */
+#define MANTIS_FIXED_STEPS(STEP, size, tops, width, channels, e) do {                       \
+        const Py_ssize_t n_ = 4 * (width);                                                  \
+        (e) = 0;                                                                            \
+        if (n_ < (size)) break;                                                             \
+        if ((channels) == 4) {                                                              \
+            STEP(0, MANTIS_SOURCE_4);                                                       \
+            for ((e) = mantis_fixed_second_step((tops)[0], (size)); (e) + (size) <= n_;     \
+                 (e) += (size))                                                             \
+                STEP((e), MANTIS_SOURCE_4);                                                 \
+            if ((e) < n_ && !((n_ - (size)) & 7)) {                                         \
+                STEP(n_ - (size), MANTIS_SOURCE_4);                                         \
+                (e) = n_;                                                                   \
+            }                                                                               \
+        } else {                                                                            \
+            for (; (e) + (size) <= n_ && (e) / 4 * 3 + (size) <= 3 * (width); (e) += (size)) \
+                STEP((e), MANTIS_SOURCE_3);                                                 \
+            for (; (e) + (size) <= n_; (e) += (size)) STEP((e), MANTIS_SOURCE_3_END);       \
+            if ((e) < n_ && !((n_ - (size)) & 7)) {                                         \
+                STEP(n_ - (size), MANTIS_SOURCE_3_END);                                     \
+                (e) = n_;                                                                   \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
 /* The 16-bit lane of channel c of pixel x within its pair (the layout above). */
 static inline Py_ssize_t mantis_paired_lane(Py_ssize_t x, int c, Py_ssize_t pair_bytes) {
     static const int slot[4] = {0, 2, 1, 3};
     return (x >> 1) * (pair_bytes / 2) + 2 * slot[c] + (x & 1);
 }
 
-/* A group's vertical values from byte `from` on, portably (`group` rows in the layout). */
+/* A group's vertical values from byte `from` on, portably (`group` rows in the layout; `e`
+   counts 4 bytes a pixel, and a 3-channel source's missing fourth byte is 0). */
 static void mantis_fixed_vertical_paired_c(const uint8_t *const *tops, const uint16_t *const *wy,
                                            const Py_ssize_t *rows, Py_ssize_t stride,
-                                           uint8_t *pairs, int group, Py_ssize_t from,
-                                           Py_ssize_t n) {
+                                           int channels, uint8_t *pairs, int group,
+                                           Py_ssize_t from, Py_ssize_t n) {
     for (int r = 0; r < group; r++) {
         uint16_t *lanes = (uint16_t *)(pairs + 16 * r);
         for (Py_ssize_t e = from; e < n; e++) {
+            const Py_ssize_t c = e & 3, at = (e >> 2) * channels + c;
             uint32_t v = MANTIS_FIXED_HALF + (uint32_t)(rows[r] >> 1);
-            for (Py_ssize_t t = 0; t < rows[r]; t++)
-                v += ((uint32_t)tops[r][t * stride + e] * wy[r][t]) >> 8;
+            for (Py_ssize_t t = 0; t < rows[r] && c < channels; t++)
+                v += ((uint32_t)tops[r][t * stride + at] * wy[r][t]) >> 8;
             lanes[mantis_paired_lane(e >> 2, (int)(e & 3), 16 * group)] = (uint16_t)v;
         }
     }
+}
+
+/* How the steps read the source: 4 bytes a pixel; 3 bytes a pixel spread to 4 (the fourth
+   0) in registers, by a whole vector load while that stays inside the row, else (END) by a
+   masked load of exactly the step's bytes. A constant wherever it is passed. */
+enum { MANTIS_SOURCE_4 = 0, MANTIS_SOURCE_3 = 1, MANTIS_SOURCE_3_END = 2 };
+
+/* 8 source pixels from `p` as 32 bytes of 4-byte pixels. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256i mantis_load8(const uint8_t *p, const int source) {
+    if (source == MANTIS_SOURCE_4) return _mm256_loadu_si256((const __m256i *)p);
+    const char z = (char)0x80;
+    const __m256i x = source == MANTIS_SOURCE_3
+        ? _mm256_loadu_si256((const __m256i *)p)
+        : _mm256_maskload_epi32((const int *)p, _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0));
+    /* each 128-bit lane gets its 12 bytes (dwords 3k .. 3k + 2), then a zero after every 3 */
+    return _mm256_shuffle_epi8(
+        _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5)),
+        _mm256_broadcastsi128_si256(
+            _mm_setr_epi8(0, 1, 2, z, 3, 4, 5, z, 6, 7, 8, z, 9, 10, 11, z)));
 }
 
 /* One output row's vertical values for 8 source pixels (32 bytes), as pairs: m and m + 2 in
@@ -274,14 +326,14 @@ static void mantis_fixed_vertical_paired_c(const uint8_t *const *tops, const uin
 __attribute__((target("avx2"), always_inline))
 static inline void mantis_fixed_pairs8(const uint8_t *row, Py_ssize_t stride, const __m256i *w,
                                        Py_ssize_t rows, __m256i half, __m256i *first,
-                                       __m256i *second) {
+                                       __m256i *second, const int source) {
     const __m256i high = _mm256_set1_epi16((short)0xFF00);
     /* 16-bit lanes (c0, c2 | c1, c3) of pixels 0..3 -> (c0 0, c0 1, c2 0, c2 1 | ...) */
     const __m256i order = _mm256_broadcastsi128_si256(_mm_setr_epi8(
         0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15));
     __m256i even = half, odd = half;
     for (Py_ssize_t t = 0; t < rows; t++, row += stride) {
-        const __m256i x = _mm256_loadu_si256((const __m256i *)row);
+        const __m256i x = mantis_load8(row, source);
         even = _mm256_add_epi16(even, _mm256_mulhi_epu16(_mm256_slli_epi16(x, 8), w[t]));
         odd = _mm256_add_epi16(odd, _mm256_mulhi_epu16(_mm256_and_si256(x, high), w[t]));
     }
@@ -296,13 +348,13 @@ static inline void mantis_fixed_pairs8(const uint8_t *row, Py_ssize_t stride, co
 __attribute__((target("avx2"), always_inline))
 static inline void mantis_fixed_pairs8_any(const uint8_t *row, Py_ssize_t stride,
                                            const __m256i *w, Py_ssize_t rows, __m256i half,
-                                           __m256i *first, __m256i *second) {
+                                           __m256i *first, __m256i *second, const int source) {
     switch (rows) {
-    case 1: mantis_fixed_pairs8(row, stride, w, 1, half, first, second); break;
-    case 2: mantis_fixed_pairs8(row, stride, w, 2, half, first, second); break;
-    case 3: mantis_fixed_pairs8(row, stride, w, 3, half, first, second); break;
-    case 4: mantis_fixed_pairs8(row, stride, w, 4, half, first, second); break;
-    default: mantis_fixed_pairs8(row, stride, w, rows, half, first, second);
+    case 1: mantis_fixed_pairs8(row, stride, w, 1, half, first, second, source); break;
+    case 2: mantis_fixed_pairs8(row, stride, w, 2, half, first, second, source); break;
+    case 3: mantis_fixed_pairs8(row, stride, w, 3, half, first, second, source); break;
+    case 4: mantis_fixed_pairs8(row, stride, w, 4, half, first, second, source); break;
+    default: mantis_fixed_pairs8(row, stride, w, rows, half, first, second, source);
     }
 }
 
@@ -311,11 +363,12 @@ __attribute__((target("avx2"), always_inline))
 static inline void mantis_fixed_pairs_step(const uint8_t *const *tops, Py_ssize_t stride,
                                            __m256i (*w)[MANTIS_FIXED_MAX_TAPS],
                                            const Py_ssize_t *rows, const __m256i *half,
-                                           uint8_t *pairs, Py_ssize_t e) {
+                                           uint8_t *pairs, Py_ssize_t e, const int source) {
     __m256i fa, sa, fb, sb;
-    uint8_t *p = pairs + 4 * e;  /* 32-byte pairs, 8 source bytes each */
-    mantis_fixed_pairs8_any(tops[0] + e, stride, w[0], rows[0], half[0], &fa, &sa);
-    mantis_fixed_pairs8_any(tops[1] + e, stride, w[1], rows[1], half[1], &fb, &sb);
+    uint8_t *p = pairs + 4 * e;  /* 32-byte pairs, 8 pixels' 4-byte values each */
+    const Py_ssize_t at = source == MANTIS_SOURCE_4 ? e : e / 4 * 3;
+    mantis_fixed_pairs8_any(tops[0] + at, stride, w[0], rows[0], half[0], &fa, &sa, source);
+    mantis_fixed_pairs8_any(tops[1] + at, stride, w[1], rows[1], half[1], &fb, &sb, source);
     _mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(fa, fb, 0x20));
     _mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(sa, sb, 0x20));
     _mm256_storeu_si256((__m256i *)(p + 64), _mm256_permute2x128_si256(fa, fb, 0x31));
@@ -329,27 +382,20 @@ static inline void mantis_fixed_pairs_step(const uint8_t *const *tops, Py_ssize_
 __attribute__((target("avx2")))
 static void mantis_fixed_vertical_pairs_avx2(const uint8_t *const *tops,
                                              const uint16_t *const *wy, const Py_ssize_t *rows,
-                                             Py_ssize_t stride, uint8_t *pairs,
+                                             Py_ssize_t stride, int channels, uint8_t *pairs,
                                              Py_ssize_t width) {
-    const Py_ssize_t n = 4 * width;
     __m256i w[2][MANTIS_FIXED_MAX_TAPS], half[2];
     for (int r = 0; r < 2; r++) {
         half[r] = _mm256_set1_epi16((short)(MANTIS_FIXED_HALF + (rows[r] >> 1)));
         for (Py_ssize_t t = 0; t < rows[r] && t < MANTIS_FIXED_MAX_TAPS; t++)
             w[r][t] = _mm256_set1_epi16((short)wy[r][t]);
     }
-    Py_ssize_t e = 0;  /* bytes done */
-    if (n >= 32) {
-#define MANTIS_PAIRS_STEP(AT) mantis_fixed_pairs_step(tops, stride, w, rows, half, pairs, (AT))
-        MANTIS_PAIRS_STEP(0);
-        for (e = mantis_fixed_second_step(tops[0], 32); e + 32 <= n; e += 32) MANTIS_PAIRS_STEP(e);
-        if (e < n && !((n - 32) & 7)) {  /* the last step ends the row when it starts a pair */
-            MANTIS_PAIRS_STEP(n - 32);
-            e = n;
-        }
+    Py_ssize_t e;  /* bytes done */
+#define MANTIS_PAIRS_STEP(AT, SOURCE) \
+    mantis_fixed_pairs_step(tops, stride, w, rows, half, pairs, (AT), (SOURCE))
+    MANTIS_FIXED_STEPS(MANTIS_PAIRS_STEP, 32, tops, width, channels, e);
 #undef MANTIS_PAIRS_STEP
-    }
-    mantis_fixed_vertical_paired_c(tops, wy, rows, stride, pairs, 2, e, n);
+    mantis_fixed_vertical_paired_c(tops, wy, rows, stride, channels, pairs, 2, e, 4 * width);
 }
 
 /* One output pixel of one row (`lanes`: that row's half of pair 0), portably. */
@@ -478,16 +524,29 @@ static int mantis_avx512_supported(void) {
     return has_avx512;
 }
 
+/* mantis_load8, 16 pixels. */
+__attribute__((target("avx512f,avx512bw"), always_inline))
+static inline __m512i mantis_load16(const uint8_t *p, const int source) {
+    if (source == MANTIS_SOURCE_4) return _mm512_loadu_si512((const void *)p);
+    const char z = (char)0x80;
+    const __m512i x = source == MANTIS_SOURCE_3 ? _mm512_loadu_si512((const void *)p)
+                                                : _mm512_maskz_loadu_epi32(0x0FFF, p);
+    return _mm512_shuffle_epi8(
+        _mm512_permutexvar_epi32(
+            _mm512_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11), x),
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, z, 3, 4, 5, z, 6, 7, 8, z, 9, 10, 11, z)));
+}
+
 __attribute__((target("avx512f,avx512bw"), always_inline))
 static inline void mantis_fixed_pairs16(const uint8_t *row, Py_ssize_t stride, const __m512i *w,
                                         Py_ssize_t rows, __m512i half, __m512i *first,
-                                        __m512i *second) {
+                                        __m512i *second, const int source) {
     const __m512i high = _mm512_set1_epi16((short)0xFF00);
     const __m512i order = _mm512_broadcast_i32x4(_mm_setr_epi8(
         0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15));
     __m512i even = half, odd = half;
     for (Py_ssize_t t = 0; t < rows; t++, row += stride) {
-        const __m512i x = _mm512_loadu_si512((const void *)row);
+        const __m512i x = mantis_load16(row, source);
         even = _mm512_add_epi16(even, _mm512_mulhi_epu16(_mm512_slli_epi16(x, 8), w[t]));
         odd = _mm512_add_epi16(odd, _mm512_mulhi_epu16(_mm512_and_si512(x, high), w[t]));
     }
@@ -501,13 +560,13 @@ static inline void mantis_fixed_pairs16(const uint8_t *row, Py_ssize_t stride, c
 __attribute__((target("avx512f,avx512bw"), always_inline))
 static inline void mantis_fixed_pairs16_any(const uint8_t *row, Py_ssize_t stride,
                                             const __m512i *w, Py_ssize_t rows, __m512i half,
-                                            __m512i *first, __m512i *second) {
+                                            __m512i *first, __m512i *second, const int source) {
     switch (rows) {
-    case 1: mantis_fixed_pairs16(row, stride, w, 1, half, first, second); break;
-    case 2: mantis_fixed_pairs16(row, stride, w, 2, half, first, second); break;
-    case 3: mantis_fixed_pairs16(row, stride, w, 3, half, first, second); break;
-    case 4: mantis_fixed_pairs16(row, stride, w, 4, half, first, second); break;
-    default: mantis_fixed_pairs16(row, stride, w, rows, half, first, second);
+    case 1: mantis_fixed_pairs16(row, stride, w, 1, half, first, second, source); break;
+    case 2: mantis_fixed_pairs16(row, stride, w, 2, half, first, second, source); break;
+    case 3: mantis_fixed_pairs16(row, stride, w, 3, half, first, second, source); break;
+    case 4: mantis_fixed_pairs16(row, stride, w, 4, half, first, second, source); break;
+    default: mantis_fixed_pairs16(row, stride, w, rows, half, first, second, source);
     }
 }
 
@@ -524,18 +583,19 @@ static inline void mantis_store_transposed(uint8_t *p, Py_ssize_t step, __m512i 
     _mm512_storeu_si512((void *)(p + 3 * step), _mm512_shuffle_i64x2(ab_hi, cd_hi, 0xDD));
 }
 
-/* The four rows' pairs for source bytes e .. e + 63, built in registers and stored whole. */
+/* The four rows' pairs for bytes e .. e + 63 (4 a pixel), built in registers, stored whole. */
 __attribute__((target("avx512f,avx512bw"), always_inline))
 static inline void mantis_fixed_fours_step(const uint8_t *const *tops, Py_ssize_t stride,
                                            __m512i (*w)[MANTIS_FIXED_MAX_TAPS],
                                            const Py_ssize_t *rows, const __m512i *half,
-                                           uint8_t *pairs, Py_ssize_t e) {
+                                           uint8_t *pairs, Py_ssize_t e, const int source) {
     __m512i f0, s0, f1, s1, f2, s2, f3, s3;
-    uint8_t *p = pairs + 8 * e;  /* 64-byte pairs, 8 source bytes each */
-    mantis_fixed_pairs16_any(tops[0] + e, stride, w[0], rows[0], half[0], &f0, &s0);
-    mantis_fixed_pairs16_any(tops[1] + e, stride, w[1], rows[1], half[1], &f1, &s1);
-    mantis_fixed_pairs16_any(tops[2] + e, stride, w[2], rows[2], half[2], &f2, &s2);
-    mantis_fixed_pairs16_any(tops[3] + e, stride, w[3], rows[3], half[3], &f3, &s3);
+    uint8_t *p = pairs + 8 * e;  /* 64-byte pairs, 8 pixels' 4-byte values each */
+    const Py_ssize_t at = source == MANTIS_SOURCE_4 ? e : e / 4 * 3;
+    mantis_fixed_pairs16_any(tops[0] + at, stride, w[0], rows[0], half[0], &f0, &s0, source);
+    mantis_fixed_pairs16_any(tops[1] + at, stride, w[1], rows[1], half[1], &f1, &s1, source);
+    mantis_fixed_pairs16_any(tops[2] + at, stride, w[2], rows[2], half[2], &f2, &s2, source);
+    mantis_fixed_pairs16_any(tops[3] + at, stride, w[3], rows[3], half[3], &f3, &s3, source);
     mantis_store_transposed(p, 2 * 64, f0, f1, f2, f3);       /* pairs m, m + 2, .. */
     mantis_store_transposed(p + 64, 2 * 64, s0, s1, s2, s3);  /* pairs m + 1, m + 3, .. */
 }
@@ -545,26 +605,20 @@ __attribute__((target("avx512f,avx512bw")))
 static void mantis_fixed_vertical_fours_avx512(const uint8_t *const *tops,
                                                const uint16_t *const *wy,
                                                const Py_ssize_t *rows, Py_ssize_t stride,
-                                               uint8_t *pairs, Py_ssize_t width) {
-    const Py_ssize_t n = 4 * width;
+                                               int channels, uint8_t *pairs,
+                                               Py_ssize_t width) {
     __m512i w[4][MANTIS_FIXED_MAX_TAPS], half[4];
     for (int r = 0; r < 4; r++) {
         half[r] = _mm512_set1_epi16((short)(MANTIS_FIXED_HALF + (rows[r] >> 1)));
         for (Py_ssize_t t = 0; t < rows[r] && t < MANTIS_FIXED_MAX_TAPS; t++)
             w[r][t] = _mm512_set1_epi16((short)wy[r][t]);
     }
-    Py_ssize_t e = 0;  /* bytes done */
-    if (n >= 64) {
-#define MANTIS_FOURS_STEP(AT) mantis_fixed_fours_step(tops, stride, w, rows, half, pairs, (AT))
-        MANTIS_FOURS_STEP(0);
-        for (e = mantis_fixed_second_step(tops[0], 64); e + 64 <= n; e += 64) MANTIS_FOURS_STEP(e);
-        if (e < n && !((n - 64) & 7)) {
-            MANTIS_FOURS_STEP(n - 64);
-            e = n;
-        }
+    Py_ssize_t e;  /* bytes done */
+#define MANTIS_FOURS_STEP(AT, SOURCE) \
+    mantis_fixed_fours_step(tops, stride, w, rows, half, pairs, (AT), (SOURCE))
+    MANTIS_FIXED_STEPS(MANTIS_FOURS_STEP, 64, tops, width, channels, e);
 #undef MANTIS_FOURS_STEP
-    }
-    mantis_fixed_vertical_paired_c(tops, wy, rows, stride, pairs, 4, e, n);
+    mantis_fixed_vertical_paired_c(tops, wy, rows, stride, channels, pairs, 4, e, 4 * width);
 }
 
 /* Four output pixels of the four rows a step (mantis_fixed_steps_paired, widened). */
@@ -651,7 +705,7 @@ static void mantis_fixed_vertical_avx2(const uint8_t *top, Py_ssize_t stride,
                                        Py_ssize_t n) {}
 static void mantis_fixed_vertical_pairs_avx2(const uint8_t *const *tops,
                                              const uint16_t *const *wy, const Py_ssize_t *rows,
-                                             Py_ssize_t stride, uint8_t *pairs,
+                                             Py_ssize_t stride, int channels, uint8_t *pairs,
                                              Py_ssize_t width) {}
 static void mantis_fixed_hrow_paired_avx2(const uint8_t *pairs, uint8_t *out_a, uint8_t *out_b,
                                           Py_ssize_t out_w, const int32_t *pair_start,
@@ -663,7 +717,8 @@ static int mantis_avx512_supported(void) { return 0; }
 static void mantis_fixed_vertical_fours_avx512(const uint8_t *const *tops,
                                                const uint16_t *const *wy,
                                                const Py_ssize_t *rows, Py_ssize_t stride,
-                                               uint8_t *pairs, Py_ssize_t width) {}
+                                               int channels, uint8_t *pairs,
+                                               Py_ssize_t width) {}
 static void mantis_fixed_hrow_fours_avx512(const uint8_t *pairs, uint8_t *out_a, uint8_t *out_b,
                                            uint8_t *out_c, uint8_t *out_d, Py_ssize_t out_w,
                                            const int32_t *pair_start, const int32_t *weights,

@@ -8,7 +8,9 @@ is an integer overlap and the average is an exact fraction. It shares no code wi
 
 from __future__ import annotations
 
+import ctypes
 import math
+import mmap
 from contextlib import contextmanager
 
 import numpy as np
@@ -571,6 +573,46 @@ def test_same_size_is_a_pure_crop(method, simd):
         src, (30, 20), crop=(5, 7, 30, 20), method=method, out_format="BGRA", src_format="BGRA"
     )
     np.testing.assert_array_equal(out, src[7:27, 5:35])
+
+
+def _ending_at_a_guard_page(shape: tuple[int, ...]) -> np.ndarray:
+    """A uint8 array of ``shape`` whose last byte is the last one before a page no process
+    may read: a kernel that reads past the source's end crashes instead of passing."""
+    nbytes = math.prod(shape)
+    page = mmap.PAGESIZE
+    size = -(-nbytes // page) * page + page
+    buffer = mmap.mmap(-1, size)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    start = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    assert libc.mprotect(start + size - page, page, 0) == 0, ctypes.get_errno()  # PROT_NONE
+    offset = size - page - nbytes
+    return np.frombuffer(buffer, np.uint8, count=nbytes, offset=offset).reshape(shape)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize(
+    ("method", "out_size"),
+    [
+        ("area", (67, 25)),  # fixed point (1.51x, 1.48x)
+        ("area", (51, 19)),  # 2x
+        ("area", (68, 25)),  # 1.5x
+        ("area", (17, 6)),  # 6x
+        ("area", (150, 50)),  # upscale
+        ("bilinear", (67, 25)),
+        ("nearest", (67, 25)),
+    ],
+)
+def test_kernels_read_nothing_past_the_source(method, out_size, channels, simd):
+    # 102x37 pixels, the last row ending where the readable memory ends; whole and cropped
+    src = _ending_at_a_guard_page((37, 102, channels))
+    src[...] = screen_like(37, 102, channels, seed=5)
+    for crop in [None, (1, 1, 101, 36)]:
+        crop_box = crop or (0, 0, 102, 37)
+        expected = resize(np.array(src), out_size, crop=crop, method=method)
+        np.testing.assert_array_equal(
+            resize(src, out_size, crop=crop, method=method), expected, err_msg=f"{crop_box}"
+        )
 
 
 # -- formats ---------------------------------------------------------------------------------
