@@ -425,7 +425,16 @@ static inline uint32_t mantis_paired_finish(uint32_t v, int to_rgb, int swap_rb,
     return to_rgb ? v : (v & keep) | fill;
 }
 
-/* Four output pixels of both rows a step; `windows` is a constant wherever this is inlined. */
+/* An RGB step's 12 bytes of one row, exactly (the last step of a row: nothing after them). */
+static inline void mantis_store12(uint8_t *p, __m128i lane) {
+    const uint32_t last = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(lane, 8));
+    _mm_storel_epi64((__m128i *)p, lane);
+    memcpy(p + 8, &last, 4);
+}
+
+/* Four output pixels of both rows a step; `windows` is a constant wherever this is inlined.
+   A row's last pixels are steps too, the last ending at the row's end (RGB ones stored
+   exactly, mantis_store12): only rows under four pixels are the caller's. */
 __attribute__((target("avx2"), always_inline))
 static inline Py_ssize_t mantis_fixed_steps_paired(const uint8_t *pairs, uint8_t *out_a,
                                                    uint8_t *out_b, Py_ssize_t out_w,
@@ -433,7 +442,7 @@ static inline Py_ssize_t mantis_fixed_steps_paired(const uint8_t *pairs, uint8_t
                                                    const int32_t *weights,
                                                    const Py_ssize_t windows, __m256i order,
                                                    __m256i k, __m256i f, const int to_rgb) {
-    /* the last steps of an RGB row store exactly 12 bytes (the caller's tail) */
+    /* an RGB step stores 16 bytes, 12 of them its own */
     const Py_ssize_t whole = to_rgb ? out_w - 5 : out_w - 3;
     Py_ssize_t j = 0;
 #define MANTIS_PAIRED_AT(U, S) do {                                                        \
@@ -447,7 +456,13 @@ static inline Py_ssize_t mantis_fixed_steps_paired(const uint8_t *pairs, uint8_t
                 _mm256_set1_epi32(w_[u_])));                                               \
         (S) = _mm256_srai_epi32(s_, MANTIS_FIXED_SHIFT);                                   \
     } while (0)
-    for (; j < whole; j += 4) {
+    for (;; j += 4) {
+        int exact = 0;
+        if (j >= whole) {  /* the row's last pixels: steps ending at the row's end at most */
+            if (j >= out_w || out_w < 4) break;
+            if (j > out_w - 4) j = out_w - 4;  /* overlapping the step before: same values */
+            exact = to_rgb;
+        }
         __m256i s0, s1, s2, s3;
         MANTIS_PAIRED_AT(0, s0);
         MANTIS_PAIRED_AT(1, s1);
@@ -456,7 +471,10 @@ static inline Py_ssize_t mantis_fixed_steps_paired(const uint8_t *pairs, uint8_t
         /* bytes: row a's pixels j .. j + 3 in the low lane, row b's in the high */
         __m256i v = _mm256_shuffle_epi8(
             _mm256_packus_epi16(_mm256_packs_epi32(s0, s1), _mm256_packs_epi32(s2, s3)), order);
-        if (to_rgb) {
+        if (exact) {
+            mantis_store12(out_a + 3 * j, _mm256_castsi256_si128(v));
+            mantis_store12(out_b + 3 * j, _mm256_extracti128_si256(v, 1));
+        } else if (to_rgb) {
             _mm_storeu_si128((__m128i *)(out_a + 3 * j), _mm256_castsi256_si128(v));
             _mm_storeu_si128((__m128i *)(out_b + 3 * j), _mm256_extracti128_si256(v, 1));
         } else {
@@ -642,7 +660,13 @@ static inline Py_ssize_t mantis_fixed_steps_fours(const uint8_t *pairs, uint8_t 
                 _mm512_set1_epi32(w_[u_])));                                               \
         (S) = _mm512_srai_epi32(s_, MANTIS_FIXED_SHIFT);                                   \
     } while (0)
-    for (; j < whole; j += 4) {
+    for (;; j += 4) {
+        int exact = 0;
+        if (j >= whole) {  /* as in mantis_fixed_steps_paired */
+            if (j >= out_w || out_w < 4) break;
+            if (j > out_w - 4) j = out_w - 4;
+            exact = to_rgb;
+        }
         __m512i s0, s1, s2, s3;
         MANTIS_FOURS_AT(0, s0);
         MANTIS_FOURS_AT(1, s1);
@@ -652,10 +676,17 @@ static inline Py_ssize_t mantis_fixed_steps_fours(const uint8_t *pairs, uint8_t 
         __m512i v = _mm512_shuffle_epi8(
             _mm512_packus_epi16(_mm512_packs_epi32(s0, s1), _mm512_packs_epi32(s2, s3)), order);
         if (!to_rgb) v = _mm512_or_si512(_mm512_and_si512(v, k), f);
-        _mm_storeu_si128((__m128i *)(out[0] + size * j), _mm512_castsi512_si128(v));
-        _mm_storeu_si128((__m128i *)(out[1] + size * j), _mm512_extracti32x4_epi32(v, 1));
-        _mm_storeu_si128((__m128i *)(out[2] + size * j), _mm512_extracti32x4_epi32(v, 2));
-        _mm_storeu_si128((__m128i *)(out[3] + size * j), _mm512_extracti32x4_epi32(v, 3));
+        if (exact) {
+            mantis_store12(out[0] + 3 * j, _mm512_castsi512_si128(v));
+            mantis_store12(out[1] + 3 * j, _mm512_extracti32x4_epi32(v, 1));
+            mantis_store12(out[2] + 3 * j, _mm512_extracti32x4_epi32(v, 2));
+            mantis_store12(out[3] + 3 * j, _mm512_extracti32x4_epi32(v, 3));
+        } else {
+            _mm_storeu_si128((__m128i *)(out[0] + size * j), _mm512_castsi512_si128(v));
+            _mm_storeu_si128((__m128i *)(out[1] + size * j), _mm512_extracti32x4_epi32(v, 1));
+            _mm_storeu_si128((__m128i *)(out[2] + size * j), _mm512_extracti32x4_epi32(v, 2));
+            _mm_storeu_si128((__m128i *)(out[3] + size * j), _mm512_extracti32x4_epi32(v, 3));
+        }
     }
 #undef MANTIS_FOURS_AT
     return j;
