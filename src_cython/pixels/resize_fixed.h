@@ -358,7 +358,7 @@ static inline void mantis_fixed_pairs8_any(const uint8_t *row, Py_ssize_t stride
     }
 }
 
-/* Both rows' pairs for source bytes e .. e + 31, built in registers and stored whole. */
+/* Both rows' pairs for bytes e .. e + 31 (4 a pixel), built in registers, stored whole. */
 __attribute__((target("avx2"), always_inline))
 static inline void mantis_fixed_pairs_step(const uint8_t *const *tops, Py_ssize_t stride,
                                            __m256i (*w)[MANTIS_FIXED_MAX_TAPS],
@@ -375,10 +375,10 @@ static inline void mantis_fixed_pairs_step(const uint8_t *const *tops, Py_ssize_
     _mm256_storeu_si256((__m256i *)(p + 96), _mm256_permute2x128_si256(sa, sb, 0x31));
 }
 
-/* The vertical values (mantis_fixed_vertical_c's) of two output rows over `width` 4-channel
-   source pixels into the paired layout, 32 source bytes a step: both rows' pairs for those
-   bytes are put together in registers and stored whole (a store per 16 bytes cost more
-   than the arithmetic). */
+/* The vertical values (mantis_fixed_vertical_c's) of two output rows over `width` source
+   pixels (3 or 4 channels) into the paired layout, 8 pixels a step: both rows' pairs for
+   those pixels are put together in registers and stored whole (a store per 16 bytes cost
+   more than the arithmetic). */
 __attribute__((target("avx2")))
 static void mantis_fixed_vertical_pairs_avx2(const uint8_t *const *tops,
                                              const uint16_t *const *wy, const Py_ssize_t *rows,
@@ -530,7 +530,7 @@ static void mantis_fixed_hrow_paired_avx2(const uint8_t *pairs, uint8_t *out_a, 
 /* ---- AVX-512 rows in fours (chosen at run time when the CPU has AVX-512 F and BW) ----
 
    The paired rows of AVX2 widened: pairs of 64 bytes hold four output rows (a, b, c, d; 16
-   bytes each, the layout above), the vertical pass takes 64 source bytes a step and the
+   bytes each, the layout above), the vertical pass takes 16 source pixels a step and the
    horizontal pass one 512-bit pmaddwd a pair window for the four rows, so each instruction
    does twice the work. The same integer arithmetic again. */
 #define MANTIS_FIXED_AVX512 1
@@ -618,7 +618,7 @@ static inline void mantis_fixed_fours_step(const uint8_t *const *tops, Py_ssize_
     mantis_store_transposed(p + 64, 2 * 64, s0, s1, s2, s3);  /* pairs m + 1, m + 3, .. */
 }
 
-/* mantis_fixed_vertical_pairs_avx2 for four rows, 64 source bytes a step. */
+/* mantis_fixed_vertical_pairs_avx2 for four rows, 16 source pixels a step. */
 __attribute__((target("avx512f,avx512bw")))
 static void mantis_fixed_vertical_fours_avx512(const uint8_t *const *tops,
                                                const uint16_t *const *wy,

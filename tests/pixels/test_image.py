@@ -325,7 +325,7 @@ def test_area_fixed_point_extremes_saturate(src_size, out_size, simd):
 @pytest.mark.parametrize(
     ("crop_w", "out_size"),
     [
-        ((13, (9, 5))),  # narrower than a step: the portable tail alone
+        ((13, (9, 5))),  # narrower than an AVX-512 step: AVX2 steps, the portable tail
         ((16, (11, 7))),  # exactly one AVX-512 step
         ((37, (25, 3))),  # odd width: the last step cannot end the row
         ((66, (45, 6))),  # even width: the last step overlaps to end it
@@ -334,10 +334,11 @@ def test_area_fixed_point_extremes_saturate(src_size, out_size, simd):
 )
 @pytest.mark.parametrize("src_format", ["BGRA", "RGB"])
 def test_area_fixed_point_steps_alignment_and_groups(crop_x, crop_w, out_size, src_format, simd):
-    # The fixed-point rows go in steps of 32 or 64 source bytes from an aligned address where
-    # one is a whole number of pixel pairs in, two or four output rows at once, 3-channel rows
-    # widened first (eight pixels a step, then one at a time): every start address, width and
-    # row count must give the documented arithmetic.
+    # The fixed-point rows go in steps of 8 or 16 source pixels (from an aligned address where
+    # one is a whole number of pixel pairs in), two or four output rows at once, 3-channel
+    # rows spread to 4 bytes a pixel in registers (masked at the row's end), the output rows
+    # ending with steps too: every start address, width and row count must give the
+    # documented arithmetic.
     channels = len(src_format)
     src = screen_like(2 * out_size[1] + 3, crop_x + crop_w + 5, channels, seed=crop_w)
     crop = (crop_x, 1, crop_w, 3 * out_size[1] // 2 + 1)
@@ -604,15 +605,17 @@ def _ending_at_a_guard_page(shape: tuple[int, ...]) -> np.ndarray:
     ],
 )
 def test_kernels_read_nothing_past_the_source(method, out_size, channels, simd):
-    # 102x37 pixels, the last row ending where the readable memory ends; whole and cropped
+    # 102x37 pixels, the last row ending where the readable memory ends, and so the output;
+    # whole and cropped to the last column at widths whose last steps end 2 to 15 bytes short
+    # of the row's end on 8- and 16-pixel steps
     src = _ending_at_a_guard_page((37, 102, channels))
     src[...] = screen_like(37, 102, channels, seed=5)
-    for crop in [None, (1, 1, 101, 36)]:
+    out = _ending_at_a_guard_page((out_size[1], out_size[0], 3))
+    for crop in [None, (1, 1, 101, 36), (4, 1, 98, 36), (6, 1, 96, 36)]:
         crop_box = crop or (0, 0, 102, 37)
         expected = resize(np.array(src), out_size, crop=crop, method=method)
-        np.testing.assert_array_equal(
-            resize(src, out_size, crop=crop, method=method), expected, err_msg=f"{crop_box}"
-        )
+        resize(src, out_size, crop=crop, method=method, out=out)
+        np.testing.assert_array_equal(out, expected, err_msg=f"{crop_box}")
 
 
 # -- formats ---------------------------------------------------------------------------------
