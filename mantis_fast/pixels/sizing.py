@@ -268,8 +268,10 @@ def anthropic_size(source_size: tuple[int, int]) -> tuple[int, int]:
 
     The targets of Anthropic's computer-use reference tool are tried in the order XGA
     1024x768 (4:3), WXGA 1280x800 (16:10), FWXGA 1366x768 (~16:9); the first whose aspect
-    ratio is within 0.02 of the screen's decides: it is used when narrower than the screen,
-    otherwise the screen is sent as it is.
+    ratio is within 0.02 of the screen's decides: it is used when narrower than the screen and
+    no taller, otherwise the screen is sent as it is. (The reference tool checks the width
+    alone, so a 1367x761 screen would go to 1366x768 there, taller than itself: a policy that
+    shrinks never enlarges a side.)
 
     Parameters
     ----------
@@ -299,7 +301,8 @@ def anthropic_size(source_size: tuple[int, int]) -> tuple[int, int]:
     ratio = width / height
     for target_w, target_h in ANTHROPIC_TARGETS.values():
         if abs(target_w / target_h - ratio) < ANTHROPIC_ASPECT_TOLERANCE:
-            return (target_w, target_h) if target_w < width else (width, height)
+            fits = target_w < width and target_h <= height
+            return (target_w, target_h) if fits else (width, height)
     return width, height
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mantis_fast.pixels.sizing import (
@@ -110,6 +110,7 @@ def test_smart_resize_bad_input(args, message):
         ((1920, 1200), (1280, 800)),  # 16:10 -> WXGA
         ((1600, 1200), (1024, 768)),  # 4:3 -> XGA
         ((1280, 720), (1280, 720)),  # FWXGA matches but is wider: sent as is
+        ((1367, 761), (1367, 761)),  # FWXGA matches, narrower but taller: sent as is
         ((1366, 768), (1366, 768)),
         ((1024, 768), (1024, 768)),
         ((1280, 800), (1280, 800)),
@@ -122,6 +123,7 @@ def test_anthropic_targets(screen, expected):
 
 
 @given(width=SIDES, height=SIDES)
+@example(width=1367, height=761)  # narrower than FWXGA's 1366 but shorter than its 768
 @settings(max_examples=200, deadline=None)
 def test_anthropic_never_enlarges_and_keeps_ratio(width, height):
     w, h = anthropic_size((width, height))
