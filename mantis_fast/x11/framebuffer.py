@@ -42,6 +42,7 @@ from mantis_fast.x11.server_identity import (
     ServerUnidentified,
     process_arguments,
     process_start_time,
+    process_started_at,
 )
 from mantis_fast.x11.sysv_segments import UnexpectedSegmentTable, segment_table
 from mantis_fast.x11.xvfb import started_framebuffer
@@ -156,11 +157,20 @@ def local_display_number(display_name: str) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2) or 0)
 
 
+# Seconds a segment's change time may precede its server's start time and still be the
+# server's: both clocks are read in whole seconds.
+_CLOCK_SLACK_S = 2
+
+
 def _segments_created_by(server: ServerProcess) -> list[int]:
     """The segments the server process created and its user still owns, from the kernel's
-    table (the creator pid and uids of a segment cannot be forged)."""
+    table (the creator pid and uids of a segment cannot be forged). A segment last changed
+    before the server started is an earlier process's that had the same pid (pids are reused,
+    and a server killed by SIGKILL leaves its ``-shmem`` segment behind): never a candidate, so
+    a dead server's stale screen is never read as this one's."""
     try:
         table = segment_table()
+        started = process_started_at(server.start_time)
     except OSError as exc:
         raise FramebufferUnavailable(f"cannot list SysV segments ({exc})") from None
     except UnexpectedSegmentTable as exc:
@@ -170,6 +180,7 @@ def _segments_created_by(server: ServerProcess) -> list[int]:
         for entry in table
         if (entry.creator_pid, entry.owner_uid, entry.creator_uid)
         == (server.pid, server.uid, server.uid)
+        and entry.changed + _CLOCK_SLACK_S >= started
     ]
 
 

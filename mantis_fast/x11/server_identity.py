@@ -26,6 +26,7 @@ __all__ = [
     "UnsafeFileError",
     "process_arguments",
     "process_start_time",
+    "process_started_at",
     "process_status",
     "read_regular_file",
 ]
@@ -111,6 +112,17 @@ def process_start_time(pid: int) -> int | None:
     process."""
     status = process_status(pid)
     return None if status is None else status.start_time
+
+
+def process_started_at(start_time: int) -> float:
+    """A process start time (``process_start_time``'s clock ticks after boot) in epoch
+    seconds, from the boot time in ``/proc/stat`` (whole seconds: within a second or so)."""
+    boot = next(
+        int(line.split()[1])
+        for line in read_regular_file("/proc/stat", 1 << 20).decode().splitlines()
+        if line.startswith("btime ")
+    )
+    return boot + start_time / os.sysconf("SC_CLK_TCK")
 
 
 def read_regular_file(path: str, limit: int) -> bytes:

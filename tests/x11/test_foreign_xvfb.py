@@ -20,13 +20,33 @@ import numpy as np
 import pytest
 from Xlib.display import Display as XDisplay
 
+from mantis_fast.x11._shm import mark_segment_removed
 from mantis_fast.x11.capture import Capture
+from tests.support.sysv import segments
 from tests.support.xpaint import paint_root, test_pattern
 
 pytestmark = pytest.mark.x11
 
 SIZE = (320, 240)
 FRAMEBUFFER = "xvfb-framebuffer"
+
+
+@pytest.fixture(autouse=True)
+def _remove_the_servers_segments() -> Iterator[None]:
+    """Xvfb never removes its ``-shmem`` segment (it only detaches it when it exits: see
+    docs/capture.md), so each server these tests start and stop would leave one behind: the
+    segments a test's servers created and left are removed after it, once their creators are
+    gone (xvfb-run signals its server on the way out without waiting for it)."""
+    before = set(segments())
+    yield
+    new = {shmid: creator for shmid, creator in segments().items() if shmid not in before}
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") for pid in new.values()):
+        if time.monotonic() > deadline:
+            return  # still running: not this test's to remove
+        time.sleep(0.05)
+    for shmid in new:
+        mark_segment_removed(shmid)
 
 
 def read_in_place(display: str) -> tuple[str, bool]:
@@ -99,9 +119,13 @@ def displayfd_xvfb(*arguments: str) -> Iterator[str]:
     try:
         with os.fdopen(read) as pipe:
             yield f":{pipe.readline().strip()}"
-    finally:
-        server.kill()
-        server.wait()
+    finally:  # SIGTERM: Xvfb removes its -shmem segment (SIGKILL would leave it behind)
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 @pytest.mark.parametrize(

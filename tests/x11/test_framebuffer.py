@@ -22,6 +22,7 @@ from Xlib.ext import xtest
 from mantis_fast.errors import CaptureError, ConnectionLostError
 from mantis_fast.x11._shm import (
     ReadOnlySegment,
+    SharedSegment,
     mark_segment_removed,
     segment_info,
     set_segment_mode,
@@ -29,10 +30,12 @@ from mantis_fast.x11._shm import (
 from mantis_fast.x11.capture import Capture
 from mantis_fast.x11.framebuffer import (
     FramebufferUnavailable,
+    _segments_created_by,
     check_header,
     find_framebuffer,
     parse_xwd_header,
 )
+from mantis_fast.x11.server_identity import ServerProcess, process_start_time, process_started_at
 from mantis_fast.x11.xvfb import Xvfb
 from tests.support.sysv import segment_modes, segments
 from tests.support.xpaint import paint_root, test_pattern
@@ -473,3 +476,20 @@ def test_an_xvfb_without_shmem_support_starts_without_it(tmp_path, monkeypatch) 
         assert server.framebuffer_shmid is None
         assert cap.backend == "xshm"
         assert cap.grab().shape == (240, 320, 4)
+
+
+def test_a_segment_older_than_its_server_is_never_a_candidate() -> None:
+    # Pids are reused, and an Xvfb killed by SIGKILL leaves its -shmem segment behind: a
+    # segment last changed before the process with its creator's pid started is an earlier
+    # process's, and never read as that process's screen. Here the "server" is this process
+    # and its own segment, seen with its real start time and with one 10 s later.
+    segment = SharedSegment(4096)
+    try:
+        me, ticks = os.getpid(), os.sysconf("SC_CLK_TCK")
+        started = process_start_time(me)
+        assert started is not None
+        later = started + int((time.time() - process_started_at(started) + 10) * ticks)
+        assert segment.shmid in _segments_created_by(ServerProcess(me, os.getuid(), started))
+        assert segment.shmid not in _segments_created_by(ServerProcess(me, os.getuid(), later))
+    finally:
+        segment.close()
